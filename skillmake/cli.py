@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import signal
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -40,7 +39,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"skillmake: {exc.render()}", file=sys.stderr)
         return EXIT_INVALID
     except KeyboardInterrupt:
-        print("skillmake: interrupted; finished trials are kept in the store", file=sys.stderr)
+        from . import process
+
+        # Stop every trial's processes before saying so: none may outlive the run, and none is waited for.
+        process.interrupt()
+        try:
+            process.wait_for_all()
+        except KeyboardInterrupt:
+            pass
+        print(f"skillmake: {process.INTERRUPTED_MESSAGE}", file=sys.stderr)
         return 130
 
 
@@ -135,18 +142,17 @@ def _load(root: str | None, names: list[str]) -> tuple[Any, tuple[Any, ...]]:
 
 
 def _run_doit(args: list[str]) -> int:
-    # SIGTERM becomes KeyboardInterrupt so doit saves what finished (its db is written only at the end).
-    signal.signal(signal.SIGTERM, _raise_interrupt)
+    from . import process
+
+    # SIGINT and SIGTERM stop every trial's processes at once, then raise KeyboardInterrupt so doit saves what
+    # finished (its db is written only at the end) and main() exits 130.
+    process.install_interrupt_handlers(raise_keyboard_interrupt=True)
     try:
         from .build.main import run_doit
     except ImportError as exc:  # pragma: no cover - a broken install
         print(f"skillmake: cannot load the build engine: {exc}", file=sys.stderr)
         return EXIT_INTERNAL
     return run_doit(args)
-
-
-def _raise_interrupt(signum: int, frame: Any) -> None:
-    raise KeyboardInterrupt
 
 
 if __name__ == "__main__":

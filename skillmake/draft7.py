@@ -57,6 +57,9 @@ _TYPES: dict[str, Callable[[Any], bool]] = {
     # draft-06+: 1.0 is an integer
     "integer": lambda x: (isinstance(x, int) and not isinstance(x, bool)) or (isinstance(x, float) and x.is_integer()),
 }
+# `strict_integers`: an integer is what was written as one. A spec's `trials: 2.0` is a mistake that reaches
+# range() and crashes; the value-based draft-06+ rule above cannot see it.
+_STRICT_TYPES = {**_TYPES, "integer": lambda x: isinstance(x, int) and not isinstance(x, bool)}
 
 
 def equal(one: Any, two: Any) -> bool:
@@ -75,10 +78,15 @@ def equal(one: Any, two: Any) -> bool:
 
 
 class Validator:
-    """Validates instances against one draft-07 schema; construct raises Unsupported when it can't be exact."""
+    """Validates instances against one draft-07 schema; construct raises Unsupported when it can't be exact.
 
-    def __init__(self, schema: Any) -> None:
+    With `strict_integers`, "integer" accepts only values parsed as integers (2.0 is a number, not an integer):
+    the one deliberate departure from jsonschema, for specs (schema.reference_validator does the same there).
+    """
+
+    def __init__(self, schema: Any, *, strict_integers: bool = False) -> None:
         self.root = schema
+        self.types = _STRICT_TYPES if strict_integers else _TYPES
         self._refs: dict[str, Any] = {}
         self._tests: dict[int, _Test] = {}
         self._check(schema, set(), root=True)
@@ -192,7 +200,7 @@ class Validator:
 
 def _type(v: Validator, types: Any, instance: Any, schema: Any, path: tuple[Any, ...]) -> _Errors:
     names = [types] if isinstance(types, str) else types
-    if not any(_TYPES[name](instance) for name in names):
+    if not any(v.types[name](instance) for name in names):
         yield Error(f"{instance!r} is not of type {', '.join(repr(n) for n in names)}", path)
 
 
@@ -406,7 +414,7 @@ def _compile(v: Validator, schema: Any) -> _Test:
 
 
 def _c_type(v: Validator, types: Any, schema: Any) -> _Test:
-    preds = tuple(_TYPES[name] for name in ([types] if isinstance(types, str) else types))
+    preds = tuple(v.types[name] for name in ([types] if isinstance(types, str) else types))
     return preds[0] if len(preds) == 1 else lambda x: any(p(x) for p in preds)
 
 

@@ -2,24 +2,26 @@
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
+import tempfile
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import orjson
-
-from . import atomic
+from . import fstree
 from .agents.base import Usage
 from .canonical import digest_json
 from .keys import Part, grade_key, grade_part, part
 from .model import Arm, Case, Spec
-from .project import Project
+from .project import Project, current_run_id
 from .store import GRADE_SCHEMA
-from .workspace import trial_dir
+from .workspace import materialize
 
 CACHEABLE = frozenset({"pass", "fail", "cheat"})
+TRIAL_RESULTS = frozenset({"completed", "cheat"})  # trial outcomes a grade result can be cached for
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -37,8 +39,25 @@ def judge_part(spec: Spec, case: Case) -> Part:
     return part(judge_key(spec, case))
 
 
+def reads_workspace(case: Case) -> bool:
+    """A python check sees the whole workspace, so its grade depends on the workspace tree too."""
+    return any(check.type == "python" for check in case.checks)
+
+
+def outputs_digest(case: Case, trial_record: dict[str, Any]) -> str:
+    """What of the trial a grade of `case` depends on: the outputs, and the workspace tree when it is read."""
+    return graded_digest(case, digest_json(trial_record["outputs"]), trial_record.get("workspace"))
+
+
+def graded_digest(case: Case, outputs: str, workspace: str | None) -> str:
+    """outputs_digest from the digest of a record's outputs and its workspace tree digest (the plan's index)."""
+    if reads_workspace(case) and workspace:
+        return digest_json({"outputs": outputs, "workspace": workspace})
+    return outputs
+
+
 def key_for(spec: Spec, case: Case, trial_record: dict[str, Any]) -> tuple[str, dict[str, Any], list[Part]]:
-    outputs = digest_json(trial_record["outputs"])
+    outputs = outputs_digest(case, trial_record)
     gpart, jpart = grade_part(spec, case), judge_part(spec, case)
     inputs = {"key_version": trial_record["inputs"]["key_version"], "outputs": outputs,
               "grade": gpart.digest, "judge": jpart.digest}
@@ -46,7 +65,7 @@ def key_for(spec: Spec, case: Case, trial_record: dict[str, Any]) -> tuple[str, 
 
 
 def cached(project: Project, spec: Spec, case: Case, trial_record: dict[str, Any]) -> dict[str, Any] | None:
-    if trial_record["outcome"] not in ("completed", "cheat"):
+    if trial_record["outcome"] not in TRIAL_RESULTS:
         return None
     key = key_for(spec, case, trial_record)[0]
     record = project.store.get_action(key, schema=GRADE_SCHEMA)
@@ -55,27 +74,29 @@ def cached(project: Project, spec: Spec, case: Case, trial_record: dict[str, Any
 
 def execute(project: Project, spec: Spec, case: Case, arm: Arm, k: int, trial_record: dict[str, Any]) -> GradeRun:
     key, inputs, parts = key_for(spec, case, trial_record)
-    if trial_record["outcome"] in ("completed", "cheat"):
-        hit = project.store.get_action(key, schema=GRADE_SCHEMA)
-        if hit is not None and hit["outcome"] in CACHEABLE:
-            _write_beside(project, spec, case, arm, k, hit, trial_record)
-            return GradeRun(record=hit, ran=False)
+    hit = cached(project, spec, case, trial_record)
+    if hit is not None:
+        return GradeRun(record=hit, ran=False)
     for piece in parts:
         project.store.put(piece.data)
     started = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
     t0 = time.monotonic()
-    workspace = _kept_workspace(project, spec, case, arm, k, trial_record)
-    expectations, score, usage, outcome, error, calls = _judge_trial(project, spec, case, trial_record, workspace)
+    with _workspace(project, case, trial_record) as workspace:
+        expectations, score, usage, outcome, error, calls = _judge_trial(project, spec, case, trial_record,
+                                                                         workspace)
     record: dict[str, Any] = {
         "schema": "skillmake/grade-record@1", "kind": "grade", "key": key, "trial_key": trial_record["key"],
         "inputs": inputs, "labels": dict(trial_record["labels"], case=case.id, arm=arm.name, k=k),
         "outcome": outcome, "error": error, "score": score, "expectations": expectations,
         "usage": usage.to_json(),
         "timing": {"started": started, "duration_ms": round((time.monotonic() - t0) * 1000, 3)},
+        "run_id": current_run_id(),
     }
     if outcome in CACHEABLE:
         project.store.put_action(record, schema=GRADE_SCHEMA)
-    _write_beside(project, spec, case, arm, k, record, trial_record)
+        project.store.clear_attempt(key)
+    else:
+        project.store.put_attempt(record, schema=GRADE_SCHEMA)
     return GradeRun(record=record, ran=True, judge_calls=calls)
 
 
@@ -118,28 +139,19 @@ def _judge_trial(project: Project, spec: Spec, case: Case, trial: dict[str, Any]
     return expectations, score, usage, "pass" if passed else "fail", None, calls
 
 
-def _kept_workspace(project: Project, spec: Spec, case: Case, arm: Arm, k: int, trial: dict[str, Any]
-                    ) -> str | None:
-    """The kept workspace, but only when it is the one this trial's record came from (a trial reused from
-    the store, or from another case with identical inputs, has no workspace of its own here)."""
-    tdir = trial_dir(project.runs_dir, spec, case, arm.name, k)
-    return str(tdir.workspace) if tdir.read("trial.json", key=trial["key"]) else None
-
-
-def _write_beside(project: Project, spec: Spec, case: Case, arm: Arm, k: int, record: dict[str, Any],
-                  trial_record: dict[str, Any]) -> None:
-    """grade.json (and skill-creator's grading.json / timing.json) next to the kept workspace."""
-    tdir = trial_dir(project.runs_dir, spec, case, arm.name, k)
-    if not tdir.root.is_dir():
+@contextlib.contextmanager
+def _workspace(project: Project, case: Case, trial: dict[str, Any]) -> Iterator[str | None]:
+    """The trial's own workspace, checked out of the store into a scratch folder for the python checks
+    (which may write into it); None when no check reads it or the trial's tree was not kept."""
+    tree = project.store.get_json(trial["workspace"]) if reads_workspace(case) and trial.get("workspace") else None
+    if not isinstance(tree, dict):
+        yield None
         return
-    atomic.write_bytes(tdir.root / "grade.json", orjson.dumps(record, option=orjson.OPT_INDENT_2), durable=False)
-    write_skill_creator_files(Path(tdir.root), record, trial_record)
-
-
-def write_skill_creator_files(folder: Path, grade: dict[str, Any], trial: dict[str, Any]) -> None:
+    project.work_dir.mkdir(parents=True, exist_ok=True)
+    folder = Path(tempfile.mkdtemp(prefix="grade-", dir=project.work_dir))
     try:
-        from .results import write_grading, write_timing
-    except ImportError:  # pragma: no cover - results/ is part of the package
-        return
-    write_grading(folder / "grading.json", grade, trial)
-    write_timing(folder / "timing.json", trial)
+        materialize(tree, folder / "workspace", project.store.get)
+        (folder / "workspace").mkdir(exist_ok=True)
+        yield str(folder / "workspace")
+    finally:
+        fstree.remove_tree(folder)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -33,6 +34,11 @@ class Project:
     def reports_dir(self) -> Path:
         return self.state_dir / "reports"
 
+    @property
+    def work_dir(self) -> Path:
+        """Where trials execute (one folder per key and run); emptied when a run starts."""
+        return self.state_dir / "work"
+
     @classmethod
     def open(cls, root: str, *, files: list[str] | None = None) -> Project:
         from .validate import validate_files
@@ -51,6 +57,18 @@ class Project:
             path = error.loc.path if error.loc else "?"
             project.broken.setdefault(path, []).append(error)
         return project
+
+
+def current_run_id() -> str:
+    """This run's id, shared by every thread and worker process of it (through the environment)."""
+    return os.environ.get("SKILLMAKE_RUN_ID") or new_run_id()
+
+
+def new_run_id() -> str:
+    """Start a run: a fresh id (never one inherited from whatever started this process)."""
+    now = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
+    run_id = os.environ["SKILLMAKE_RUN_ID"] = f"{now}-{os.getpid()}-{os.urandom(3).hex()}"
+    return run_id
 
 
 class _SchemaCache:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import difflib
 import functools
 import json
+import math
 import os
 import re
 from collections.abc import Iterable
@@ -40,22 +41,29 @@ def load_schema(name: str) -> dict[str, Any]:
 
 
 @functools.cache
-def validator(name: str) -> Any:
-    """A validator for shipped schema `name`: the fast exact one when it can, else jsonschema's."""
+def validator(name: str, *, strict_integers: bool = False) -> Any:
+    """A validator for shipped schema `name`: the fast exact one when it can, else jsonschema's.
+
+    `strict_integers` (specs): an "integer" must be written as one; `2.0` is refused (draft7.Validator)."""
     schema = load_schema(name)
     if schema.get("$schema", "").startswith("http://json-schema.org/draft-07/"):
         try:
-            return draft7.Validator(schema)
+            return draft7.Validator(schema, strict_integers=strict_integers)
         except draft7.Unsupported:
             pass  # a keyword the fast validator does not implement exactly: jsonschema decides
-    return reference_validator(schema)
+    return reference_validator(schema, strict_integers=strict_integers)
 
 
-def reference_validator(schema: dict[str, Any]) -> Any:
+def reference_validator(schema: dict[str, Any], *, strict_integers: bool = False) -> Any:
     """jsonschema's own validator for `schema` (its draft from `$schema`, else draft-07)."""
     from jsonschema import Draft7Validator, validators
 
-    return validators.validator_for(schema, default=Draft7Validator)(schema)
+    cls = validators.validator_for(schema, default=Draft7Validator)
+    if strict_integers:
+        checker = cls.TYPE_CHECKER.redefine(
+            "integer", lambda _checker, x: isinstance(x, int) and not isinstance(x, bool))
+        cls = validators.extend(cls, type_checker=checker)
+    return cls(schema)
 
 
 def validate_record(name: str, data: Any, *, what: str) -> None:
@@ -70,8 +78,11 @@ def validate_record(name: str, data: Any, *, what: str) -> None:
 def spec_errors(src: Source, name: str = SPEC) -> list[SpecError]:
     """Every schema violation in a parsed spec, as located, actionable errors (each reported once)."""
     found: list[_Found] = []
-    for error in validator(name).iter_errors(src.data):
+    for error in validator(name, strict_integers=True).iter_errors(src.data):
         found.extend(_translate(error, src))
+    flagged = {f.pointer for f in found}
+    found.extend(_Found(_not_finite(value, src.locate(pointer))) for pointer, value in _non_finite(src.data, "")
+                 if pointer not in flagged)
     # A misspelt key also makes its correct spelling "missing": report the misspelling only.
     meant = {(_parent(f.pointer), f.suggests) for f in found if f.suggests}
     out: list[SpecError] = []
@@ -166,6 +177,8 @@ def _translate(error: Any, src: Source) -> list[_Found]:
         return [_Found(SpecError(f"needs at least {error.validator_value} item(s)", loc=src.locate(pointer),
                            hint="add an entry, or remove the key"))]
     if kind in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"):
+        if isinstance(instance, float) and not math.isfinite(instance):
+            return [_Found(_not_finite(instance, src.locate(pointer)))]
         bound = {"minimum": ">=", "maximum": "<=", "exclusiveMinimum": ">", "exclusiveMaximum": "<"}[kind]
         return [_Found(SpecError(f"{instance!r} is out of range: must be {bound} {error.validator_value}",
                            loc=src.locate(pointer), hint=f"use a value {bound} {error.validator_value}"))]
@@ -181,7 +194,31 @@ def _translate(error: Any, src: Source) -> list[_Found]:
     return [_Found(SpecError(error.message, loc=src.locate(pointer), hint=None))]
 
 
+def _non_finite(value: Any, pointer: str) -> Iterable[tuple[str, float]]:
+    """Every NaN and ±infinity in parsed data (YAML .nan/.inf, JSON 1e999), with its pointer.
+
+    No field means them: a NaN timeout errs every trial, and canonical JSON writes NaN as null (one key for
+    different specs). So they are refused anywhere, not only where the schema says "number"."""
+    if isinstance(value, float) and not math.isfinite(value):
+        yield pointer, value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from _non_finite(item, f"{pointer}/{escape(key)}")
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            yield from _non_finite(item, f"{pointer}/{i}")
+
+
+def _not_finite(value: float, loc: Location) -> SpecError:
+    shown = "NaN" if math.isnan(value) else "infinity" if value > 0 else "-infinity"
+    return SpecError(f"{shown} is not allowed: expected a finite number", loc=loc,
+                     hint="write a finite number (YAML's .nan and .inf, and JSON numbers too large for a "
+                          "float, are refused)")
+
+
 def _type_error(expected: list[str], instance: Any, loc: Location) -> SpecError:
+    if isinstance(instance, float) and not math.isfinite(instance) and {"number", "integer"} & set(expected):
+        return _not_finite(instance, loc)
     wanted = " or ".join(_article(t) for t in expected)
     got = _json_type(instance)
     got = got if got == "null" else f"{got} {_short(instance)}" if _short(instance) else _article(got)
@@ -223,6 +260,8 @@ def _type_hint(expected: list[str], instance: Any) -> str:
     if instance is None:
         return "write a value, or remove the key"
     numeric = "integer" in expected or "number" in expected
+    if "integer" in expected and "number" not in expected and isinstance(instance, float) and instance.is_integer():
+        return f"write {int(instance)} (an integer, without a decimal point)"
     if numeric and isinstance(instance, str) and _NUMBER.match(instance.strip()):
         return f"write the number without quotes: {instance.strip()}"
     if "boolean" in expected and isinstance(instance, str):

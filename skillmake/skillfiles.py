@@ -9,8 +9,8 @@ from typing import Any
 from .canonical import digest_file
 from .errors import SkillmakeError
 from .model import Skill, Spec
+from .paths import LINK_HINT, SKILL_SKIP, link_problem
 
-_SKIP = frozenset({".git", "__pycache__", ".DS_Store", "node_modules"})
 _memo: dict[tuple[str, int, int, int], str] = {}
 _memo_lock = threading.Lock()
 
@@ -32,14 +32,20 @@ def manifest(skill: Skill) -> dict[str, Any]:
     if skill.kind == "command":
         return {"kind": "command", "files": {os.path.basename(skill.path): file_digest(skill.path)}}
     files: dict[str, str] = {}
+    real = os.path.realpath(skill.path)
     for folder, dirs, names in os.walk(skill.path):
-        dirs[:] = sorted(d for d in dirs if d not in _SKIP)
-        for name in names:
-            if name in _SKIP:
+        dirs[:] = sorted(d for d in dirs if d not in SKILL_SKIP)
+        for name in [*dirs, *names]:
+            if name in SKILL_SKIP:
                 continue
             full = os.path.join(folder, name)
-            if os.path.isfile(full):
-                files[os.path.relpath(full, skill.path).replace(os.sep, "/")] = file_digest(full)
+            rel = os.path.relpath(full, skill.path).replace(os.sep, "/")
+            # Validation refuses these; a link made since must not be hashed (nor installed) all the same.
+            problem = link_problem(full, real)
+            if problem:
+                raise SkillmakeError(f"skill {skill.name!r}: {rel!r} {problem}", hint=LINK_HINT)
+            if name in names and os.path.isfile(full):
+                files[rel] = file_digest(full)
     return {"kind": "folder", "files": dict(sorted(files.items()))}
 
 

@@ -24,6 +24,17 @@ from .model import (
     Spec,
     Thresholds,
 )
+from .paths import (
+    ALLOWED_ROOTS_VAR,
+    LINK_HINT,
+    MAX_NAME,
+    SAFE_NAME_RULE,
+    allowed_roots,
+    link_problems,
+    unsafe_name,
+    within,
+    workspace_path_problem,
+)
 from .schema import spec_errors
 from .source import Source, read_source
 
@@ -49,25 +60,50 @@ def load_spec(path: str, *, root: str | None = None, schema_valid: set[str] | No
     """
     shown = os.path.relpath(path, root) if root else path
     src = read_source_collecting(path, shown)
+    named = _file_name_errors(src, path)
     digest = _file_digest(path) if schema_valid is not None else None
     if schema_valid is None or digest not in schema_valid:
         errors = spec_errors(src)
         if errors:
-            raise SpecErrors(errors)
+            raise SpecErrors(errors + named)
         if schema_valid is not None and digest is not None:
             schema_valid.add(digest)
-    return _Builder(src, os.path.abspath(path), shown, root=os.path.abspath(root or ".")).build()
+    # Without a project root (a library call on one file) the spec's own folder is the root paths must stay in.
+    builder = _Builder(src, os.path.abspath(path), shown,
+                       root=os.path.abspath(root) if root else os.path.dirname(os.path.abspath(path)))
+    builder.errors.extend(named)
+    return builder.build()
+
+
+def _file_name_errors(src: Source, path: str) -> list[SpecError]:
+    """A spec without `name:` is named after its file, and that name becomes folders and task names."""
+    if "name" in src.data:
+        return []
+    name = spec_name_of(path)
+    problem = unsafe_name(name)
+    if problem is None:
+        return []
+    base = os.path.basename(path)
+    suffix = next((s for s in SPEC_SUFFIXES if base.endswith(s)), "")
+    return [SpecError(f"the spec name {name!r}, taken from the file name {base!r}, {problem}",
+                      loc=Location(path=src.path, line=1, col=1),
+                      hint=f"rename the file: the part before {suffix or 'the extension'} must be {SAFE_NAME_RULE} "
+                           f"(or set `name:` in the spec)")]
+
+
+# Bump when spec_errors judges the same text differently (a cached "passed the schema" must not outlive it).
+_SCHEMA_RULES = b"schema-rules:2 strict-integers finite-numbers\n"
 
 
 def _file_digest(path: str) -> str | None:
-    """sha256 of the spec schema and the spec file's bytes together."""
+    """sha256 of the schema rules, the spec schema and the spec file's bytes together."""
     import hashlib
 
     from .schema import SPEC, schema_path
 
     try:
         with open(schema_path(SPEC), "rb") as f:
-            h = hashlib.sha256(f.read())
+            h = hashlib.sha256(_SCHEMA_RULES + f.read())
         with open(path, "rb") as f:
             h.update(f.read())
     except OSError:
@@ -127,6 +163,7 @@ class _Builder:
                 self.error(f"/variants/{i}/name", f"duplicate variant name {variant['name']!r}",
                            f"it is already used by /variants/{seen_variants[variant['name']]}; rename one")
             seen_variants[variant["name"]] = i
+            self._name(f"/variants/{i}/name", "variant name", variant["name"])
             merged = {**data["agent"], **variant.get("agent", {})}
             if merged.get("kind") == "command" and "command" not in merged:
                 self.error(f"/variants/{i}/agent", "a command agent needs 'command'", "add 'command'")
@@ -135,6 +172,10 @@ class _Builder:
         sandbox = data.get("sandbox", {})
         for i, pattern in enumerate(sandbox.get("forbidden_files", [])):
             self._regex(f"/sandbox/forbidden_files/{i}", pattern)
+        for key in ("output_file", "output_files"):
+            self._workspace_paths(f"/{key}", data.get(key))
+        if "name" in data:
+            self._name("/name", "spec name", data["name"])
         cases = self._cases()
         if self.errors:
             raise SpecErrors(self.errors)
@@ -154,19 +195,36 @@ class _Builder:
             extra_path=tuple(sandbox.get("extra_path", ())),
             trigger_tests={k: tuple(v) for k, v in triggers.items()}, tags=tuple(data.get("tags", ())))
 
+    def _name(self, pointer: str, what: str, name: str) -> None:
+        """Names become folders under .skillmake/ and task names: the schema's pattern, checked in full here."""
+        problem = unsafe_name(name)
+        if problem:
+            self.error(pointer, f"{what} {name!r} {problem}", f"use {SAFE_NAME_RULE}, at most {MAX_NAME} characters")
+
+    def _workspace_paths(self, pointer: str, value: str | list[str] | None) -> None:
+        """Outputs are captured from the trial's workspace: a path must not lead out of it."""
+        for i, path in enumerate([value] if isinstance(value, str) else value or []):
+            problem = workspace_path_problem(path)
+            if problem:
+                where = pointer if isinstance(value, str) else f"{pointer}/{i}"
+                self.error(where, f"output path {path!r} {problem}",
+                           "outputs are captured from the trial's workspace: write a path relative to it, "
+                           "without '..' (like out/result.json)")
+
     def _skill(self) -> Skill | None:
         rel = self.data["skill"]
         path = os.path.normpath(os.path.join(self.folder, os.path.expanduser(rel)))
+        if (os.path.isdir(path) or os.path.isfile(path)) and not self._skill_allowed(rel, path):
+            return None
         if os.path.isdir(path):
             if not os.path.isfile(os.path.join(path, "SKILL.md")):
                 self.error("/skill", f"{rel!r} is a folder without SKILL.md",
                            "point 'skill' at a folder that holds SKILL.md, or at a command .md file")
                 return None
-            return Skill(name=os.path.basename(path), path=path, kind="folder")
+            return self._skill_folder(rel, path)
         if os.path.isfile(path):
             if os.path.basename(path) == "SKILL.md":
-                folder = os.path.dirname(path)
-                return Skill(name=os.path.basename(folder), path=folder, kind="folder")
+                return self._skill_folder(rel, os.path.dirname(path))
             if not path.endswith(".md"):
                 self.error("/skill", f"{rel!r} is not a .md file",
                            "point 'skill' at a SKILL.md folder or a command .md")
@@ -175,6 +233,29 @@ class _Builder:
         self.error("/skill", f"skill {rel!r} does not exist (looked at {self._shown(path)})",
                    "the path is relative to the spec's folder")
         return None
+
+    def _skill_allowed(self, rel: str, path: str) -> bool:
+        """A skill lives under the project root, or under a root the user allows (paths.allowed_roots)."""
+        roots, ignored = allowed_roots(self.root)
+        resolved = os.path.realpath(path)
+        if any(within(resolved, root) for root in roots):
+            return True
+        hint = (f"move the skill into the project, or allow its folder: {ALLOWED_ROOTS_VAR}=/abs/folder "
+                f"(several separated by {os.pathsep!r}; see docs/paths.md)")
+        if ignored:
+            hint += f"; ignored entries of {ALLOWED_ROOTS_VAR} that are not absolute: {', '.join(ignored)}"
+        shown = resolved if os.path.isabs(os.path.expanduser(rel)) else os.path.relpath(resolved, self.root)
+        self.error("/skill", f"skill {rel!r} is outside the project root (it resolves to {shown})", hint)
+        return False
+
+    def _skill_folder(self, rel: str, folder: str) -> Skill | None:
+        """A skill folder whose links all stay inside it (the whole tree is hashed and installed)."""
+        problems = link_problems(folder)
+        for name, problem in problems:
+            self.error("/skill", f"skill file {name!r} {problem}", LINK_HINT)
+        if problems:
+            return None
+        return Skill(name=os.path.basename(folder), path=folder, kind="folder")
 
     def _cases(self) -> list[Case]:
         data = self.data
@@ -186,9 +267,12 @@ class _Builder:
                 self.error(f"{base}/id", f"duplicate case id {raw['id']!r}",
                            f"it is already used by /cases/{seen[raw['id']]}; ids must be unique in a spec")
             seen[raw["id"]] = i
+            self._name(f"{base}/id", "case id", raw["id"])
             inputs = self._input_files(base, raw.get("input_files", []))
             output_file = raw.get("output_file", data.get("output_file"))
             output_files = tuple(raw.get("output_files", data.get("output_files", ())))
+            for key in ("output_file", "output_files"):
+                self._workspace_paths(f"{base}/{key}", raw.get(key))
             self._collision_guard(base, raw, inputs, output_file, output_files)
             checks = self._checks(base, raw.get("checks", []))
             cases.append(Case(
@@ -203,6 +287,11 @@ class _Builder:
                 sections=tuple(raw.get("sections", ())), tags=tuple(raw.get("tags", ())),
                 required=raw.get("required", False), raw=raw))
             self._section_formats(base, raw.get("sections", []))
+            if not checks and not cases[-1].has_judge:
+                hint = "add checks, a rubric, expectations, criteria or sections"
+                if raw.get("expected_output"):
+                    hint += " (expected_output alone grades nothing: it is context for a judge)"
+                self.error(base, f"case {raw['id']!r} has nothing to grade", hint)
         return cases
 
     def _input_files(self, base: str, entries: list[str]) -> list[InputFile]:

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
+import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -117,12 +120,88 @@ class Store:
             return None
         return dict(record)
 
+    # --- the last attempt of a key that has no cacheable result ----------------
+
+    def attempt_path(self, key: str) -> Path:
+        h = hex_of(key)
+        return self.root / "attempts" / h[:2] / f"{h}.json"
+
+    def put_attempt(self, record: dict[str, Any], *, schema: str) -> None:
+        """Keep an error-class record (error, timeout, judge_error) to show why a cell has no result.
+
+        Never read as a result: a key with an attempt and no action entry is still stale."""
+        validate_record(schema, record, what=f"{record.get('kind', 'record')} {record.get('key')}")
+        atomic.write_bytes(self.attempt_path(record["key"]), orjson.dumps(record, option=orjson.OPT_INDENT_2),
+                           durable=False)
+
+    def get_attempt(self, key: str, *, schema: str) -> dict[str, Any] | None:
+        try:
+            record = orjson.loads(self.attempt_path(key).read_bytes())
+            validate_record(schema, record, what=f"attempt {key}")
+        except (OSError, orjson.JSONDecodeError, RecordError):
+            return None
+        return dict(record) if record.get("key") == key else None
+
+    def clear_attempt(self, key: str) -> None:
+        with contextlib.suppress(OSError):
+            os.unlink(self.attempt_path(key))
+
+    # --- one execution per key at a time, across runs and projects sharing this store ----
+
+    @contextlib.contextmanager
+    def key_lock(self, key: str) -> Iterator[None]:
+        """Hold the lock of `key` (a flock'd file under locks/, removed on release)."""
+        path = self.root / "locks" / f"{hex_of(key)}.lock"
+        with _flock(path):
+            yield
+
     def _quarantine(self, path: Path) -> None:
         """Move a damaged file aside (kept for inspection) so it is never trusted again."""
         target = self.quarantine_dir / f"{path.parent.name}{path.name}.{int(time.time() * 1000)}"
         with contextlib.suppress(OSError):
             target.parent.mkdir(parents=True, exist_ok=True)
             os.replace(path, target)
+
+
+_thread_locks: dict[str, threading.Lock] = {}
+_thread_locks_guard = threading.Lock()
+
+
+@contextlib.contextmanager
+def _flock(path: Path) -> Iterator[None]:
+    """An exclusive lock on `path` that threads of one process and other processes all respect.
+
+    flock belongs to an open file, so each holder opens its own; the file is unlinked by the holder before
+    it unlocks, and a waiter that wakes on an unlinked file tries again on the new one.
+    """
+    with _thread_locks_guard:
+        tlock = _thread_locks.setdefault(str(path), threading.Lock())
+    with tlock:
+        while True:
+            try:
+                fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+            except FileNotFoundError:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                continue
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX)
+                try:
+                    same = os.stat(path).st_ino == os.fstat(fd).st_ino
+                except FileNotFoundError:
+                    same = False
+                if not same:
+                    os.close(fd)
+                    continue
+            except BaseException:
+                os.close(fd)
+                raise
+            try:
+                yield
+            finally:
+                with contextlib.suppress(OSError):
+                    os.unlink(path)
+                os.close(fd)
+            return
 
 
 def _digests(outputs: dict[str, Any]) -> list[str]:

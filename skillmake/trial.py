@@ -2,23 +2,21 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
-import os
 import time
 from dataclasses import dataclass
 from typing import Any
 
-import orjson
-
-from . import atomic, process
+from . import fstree, process
 from .agents import AgentResult, TrialRequest, get_agent
 from .errors import SkillmakeError
 from .keys import API_AGENTS, TrialKey
 from .model import Arm, Case, Skill, Spec
-from .project import Project
+from .project import Project, current_run_id
 from .skillfiles import resolve_system_prompt
 from .store import TRIAL_SCHEMA
-from .workspace import capture, clean_env, output_text, prepare, trial_dir
+from .workspace import TrialDir, capture, clean_env, output_text, prepare, scratch_dir, snapshot
 
 CACHEABLE = frozenset({"completed", "cheat"})  # results; error and timeout are retried next run
 
@@ -38,33 +36,69 @@ def prompt_text(case: Case, skill: Skill | None) -> str:
     return f"/{skill.name} {case.args}" if skill else (case.args or "")
 
 
-def cached(project: Project, tkey: TrialKey) -> dict[str, Any] | None:
+def timeout_of(spec: Spec, case: Case) -> float:
+    return case.timeout or spec.timeout
+
+
+def fits(record: dict[str, Any], timeout: float) -> bool:
+    """Whether a stored result is this cell's result: a cacheable outcome reached within the cell's timeout.
+
+    The timeout is not part of the key, so raising it reuses everything; lowering it re-runs only the
+    trials whose agent took longer than the new limit (their own run would have timed out)."""
+    if record.get("outcome") not in CACHEABLE:
+        return False
+    timing = record.get("timing") or {}
+    took = timing.get("agent_ms", timing.get("duration_ms", 0.0))
+    return float(took) <= timeout * 1000
+
+
+def cached(project: Project, tkey: TrialKey, timeout: float) -> dict[str, Any] | None:
     record = project.store.get_action(tkey.key, schema=TRIAL_SCHEMA)
-    return record if record and record["outcome"] in CACHEABLE else None
+    return record if record and fits(record, timeout) else None
 
 
 def execute(project: Project, spec: Spec, case: Case, arm: Arm, k: int, tkey: TrialKey) -> TrialRun:
-    """The trial's record: from the cache when its key is there, else by running the agent now."""
-    hit = cached(project, tkey)
+    """The trial's record: from the cache when its key is there, else by running the agent now.
+
+    One execution per key at a time: a second cell, run or project (on a shared store) with the same key
+    waits for the first and then reuses its record."""
+    timeout = timeout_of(spec, case)
+    hit = cached(project, tkey, timeout)
     if hit is not None:
         return TrialRun(record=hit, ran=False)
-    return TrialRun(record=_run(project, spec, case, arm, k, tkey), ran=True)
+    with project.store.key_lock(tkey.key):
+        hit = cached(project, tkey, timeout)
+        if hit is not None:
+            return TrialRun(record=hit, ran=False)
+        return TrialRun(record=_run(project, spec, case, arm, k, tkey), ran=True)
 
 
 def _run(project: Project, spec: Spec, case: Case, arm: Arm, k: int, tkey: TrialKey) -> dict[str, Any]:
     store = project.store
     for piece in tkey.parts():  # the key's parts, readable later by `explain`
         store.put(piece.data)
-    tdir = trial_dir(project.runs_dir, spec, case, arm.name, k)
-    prepare(tdir, case)
+    run_id = current_run_id()
+    tdir = scratch_dir(project.work_dir, tkey.key, run_id)
+    try:
+        prepare(tdir, case)
+        return _run_in(project, spec, case, arm, k, tkey, tdir, run_id)
+    finally:
+        fstree.remove_tree(tdir.root)
+
+
+def _run_in(project: Project, spec: Spec, case: Case, arm: Arm, k: int, tkey: TrialKey, tdir: TrialDir,
+            run_id: str) -> dict[str, Any]:
+    store = project.store
     skill = spec.skill if arm.skill else None
-    timeout = case.timeout or spec.timeout
+    timeout = timeout_of(spec, case)
     env = clean_env(tdir.home, extra_path=spec.extra_path, spec_folder=spec.folder)
     started = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
     t0 = time.monotonic()
     result = _setup(case, tdir.workspace, env, timeout)
     agent = get_agent(arm.agent.kind)
+    agent_ms = 0.0
     if result is None:
+        t_agent = time.monotonic()
         try:
             request = TrialRequest(
                 spec=spec, case=case, arm_name=arm.name, k=k, agent=arm.agent, skill=skill,
@@ -77,9 +111,14 @@ def _run(project: Project, spec: Spec, case: Case, arm: Arm, k: int, tkey: Trial
             result = AgentResult(outcome="error", output="", error=f"cannot prepare the trial: {exc}")
         except Exception as exc:  # an agent bug must cost one trial, not the whole run
             result = AgentResult(outcome="error", output="", error=f"agent crashed: {type(exc).__name__}: {exc}")
-    files = capture(tdir.workspace, case)
+        agent_ms = (time.monotonic() - t_agent) * 1000
+    captured = capture(tdir.workspace, case)
+    if captured.error and result.outcome == "completed":
+        result = dataclasses.replace(result, outcome="error", error=captured.error)
+    files = captured.files
     if case.cleanup:
         process.run(case.cleanup, cwd=str(tdir.workspace), env=env, timeout=timeout, shell=True)
+    tree, tree_note = snapshot(tdir.workspace, store.put)  # what is kept: the workspace after cleanup
     duration_ms = (time.monotonic() - t0) * 1000
     text = output_text(case, result.output, files) if result.outcome == "completed" else result.output
     outputs: dict[str, Any] = {
@@ -94,16 +133,21 @@ def _run(project: Project, spec: Spec, case: Case, arm: Arm, k: int, tkey: Trial
         "labels": {"spec": spec.name, "skill": spec.skill.name, "case": case.id, "arm": arm.name, "k": k},
         "agent": {"kind": arm.agent.kind, "model": _model(arm), "version": _version(agent, arm)},
         "outcome": result.outcome, "error": result.error, "exit_code": result.exit_code, "outputs": outputs,
-        "usage": result.usage.to_json(), "timing": {"started": started, "duration_ms": round(duration_ms, 3)},
+        "usage": result.usage.to_json(),
+        "timing": {"started": started, "duration_ms": round(duration_ms, 3), "agent_ms": round(agent_ms, 3),
+                   "timeout_s": timeout},
         "activation": {"skills": list(result.activated_skills), "forbidden_reads": list(result.forbidden_reads)},
         "details": result.details,
-        "workspace": os.path.relpath(tdir.root, project.root),
+        "workspace": store.put_json(tree) if tree is not None else None,
+        "workspace_note": tree_note or (f"{len(captured.skipped)} matching path(s) not captured: "
+                                        + "; ".join(captured.skipped[:3]) if captured.skipped else None),
+        "run_id": run_id,
     }
     if result.outcome in CACHEABLE:
         store.put_action(record, schema=TRIAL_SCHEMA)
-    # Kept for people (and explain); the store is the truth, so no fsync here.
-    atomic.write_bytes(tdir.root / "trial.json", orjson.dumps(record, option=orjson.OPT_INDENT_2), durable=False)
-    atomic.write_text(tdir.root / "output.txt", text, durable=False)
+        store.clear_attempt(tkey.key)
+    else:
+        store.put_attempt(record, schema=TRIAL_SCHEMA)
     return record
 
 

@@ -10,7 +10,7 @@ from ..model import AgentConfig
 from ..pricing import cost_usd
 from ..settings import DEFAULT_MAX_TOKENS, resolve_anthropic
 from . import api_call
-from .api_call import encode_transcript, error_result, read_json
+from .api_call import encode_transcript, error_result, failure_detail, read_json
 from .base import AgentResult, TrialRequest, Usage
 
 ENV_HINT = "ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN) and ANTHROPIC_BASE_URL"
@@ -47,12 +47,17 @@ class AnthropicAgent:
                 anthropic, lambda timeout: client.messages.with_raw_response.create(**body, timeout=timeout),
                 deadline=deadline, base_url=settings.url, provider="anthropic", env_hint=ENV_HINT,
                 secrets=settings.secrets)
-            response, problem = read_json(result.response) if result.response is not None else (None, None)
+            response, problem = (read_json(result.response, settings.secrets) if result.response is not None
+                                 else (None, None))
         record.update(attempts=result.attempts, failed_attempts=list(result.history))
         if result.outcome != "completed":
             return error_result(record, settings.secrets, result.error or "anthropic API call failed",
                           outcome=result.outcome, requests=result.attempts)
         record["response"] = response
+        detail = failure_detail(response)
+        if detail is not None:
+            return error_result(record, settings.secrets, f"anthropic API answered 200 with an error: {detail}; "
+                                "the trial is an error and runs again next time", requests=result.attempts)
         if problem or not isinstance(response, dict) or response.get("type") != "message":
             return error_result(record, settings.secrets, f"anthropic API at {settings.url} answered 200 but "
                           f"{problem or 'not with a message'}; check ANTHROPIC_BASE_URL", requests=result.attempts)
@@ -70,8 +75,6 @@ def _usage(response: dict[str, Any], model: str, *, requests: int) -> Usage:
               "cache_creation_tokens": raw.get("cache_creation_input_tokens")}
     priced_as = response.get("model") if isinstance(response.get("model"), str) else model
     return Usage(**counts, cost_usd=cost_usd(priced_as, **counts), num_turns=1, requests=requests)
-
-
 
 
 AGENT = AnthropicAgent()

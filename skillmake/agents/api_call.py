@@ -54,20 +54,31 @@ def retry_after(headers: Any) -> float | None:
     return None
 
 
-
-
-def read_json(raw: Any) -> tuple[Any, str | None]:
-    """The JSON body of a raw SDK response (`.with_raw_response`), or None and why it is not JSON."""
+def read_json(raw: Any, secrets: tuple[str, ...] = ()) -> tuple[Any, str | None]:
+    """The JSON body of a raw SDK response (`.with_raw_response`), or None and why it is not JSON (with the
+    start of the body, keys redacted before it is cut: a cut key would no longer be recognised)."""
     http = raw.http_response
     try:
         text = http.text
     except Exception as err:  # a body cut off mid-way surfaces here as the HTTP library's own error type
-        return None, f"the response body could not be read ({type(err).__name__}: {err})"
+        return None, scrub(f"the response body could not be read ({type(err).__name__}: {err})", secrets)
     try:
         return orjson.loads(text), None
     except orjson.JSONDecodeError:
         kind = http.headers.get("content-type", "no content-type")
-        return None, f"the response is not JSON ({kind}: {text[:80]!r})"
+        return None, f"the response is not JSON ({kind}: {scrub(text, secrets)[:80]!r})"
+
+
+def failure_detail(response: Any) -> str | None:
+    """The message of a 200 body that reports a failure: Anthropic's {"type": "error"} or a Responses object
+    with status "failed" (what a gateway or an overloaded backend sometimes sends); None otherwise."""
+    if not isinstance(response, dict):
+        return None
+    if response.get("type") == "error" or response.get("status") == "failed":
+        error = response.get("error")
+        message = error.get("message") if isinstance(error, dict) else None
+        return str(message) if message else "no reason given"
+    return None
 
 
 def encode_transcript(record: dict[str, Any], secrets: Iterable[str]) -> bytes:

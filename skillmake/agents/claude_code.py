@@ -56,6 +56,7 @@ class ClaudeStream:
     result: dict[str, Any] | None = None
     tool_uses: tuple[ToolUse, ...] = ()
     message_ids: tuple[str, ...] = ()  # distinct assistant messages: one model request each
+    retries: int = 0  # `system/api_retry` events: requests the CLI made again after a failure
     last_text: str = ""  # the last assistant text (the output when the run never reached a result)
     bad_lines: int = 0  # lines that were not JSON objects (a crash message, a truncated last line)
     skills: tuple[str, ...] = field(default_factory=tuple)  # Skill tool calls, in order, each once
@@ -73,11 +74,14 @@ def parse_stream(data: bytes) -> ClaudeStream:
     ids: list[str] = []
     skills: list[str] = []
     last_text = ""
+    retries = 0
     events, bad = json_lines(data)
     for event in events:
         kind = event.get("type")
         if kind == "system" and event.get("subtype") == "init":
             init = event
+        elif kind == "system" and event.get("subtype") == "api_retry":
+            retries += 1
         elif kind == "result":
             result = event
         elif kind == "assistant":
@@ -101,7 +105,7 @@ def parse_stream(data: bytes) -> ClaudeStream:
             if texts:
                 last_text = "".join(texts)
     return ClaudeStream(init=init, result=result, tool_uses=tuple(tools), message_ids=tuple(ids),
-                        last_text=last_text, bad_lines=bad, skills=tuple(skills))
+                        last_text=last_text, bad_lines=bad, skills=tuple(skills), retries=retries)
 
 
 def _skill_called(use: ToolUse) -> str | None:
@@ -134,7 +138,7 @@ def usage_of(stream: ClaudeStream) -> Usage:
                  cache_creation_tokens=_int(raw.get("cache_creation_input_tokens")),
                  cost_usd=float(cost) if isinstance(cost, (int, float)) else None,
                  num_turns=turns if isinstance(turns, int) else None,
-                 requests=len(stream.message_ids) if stream.message_ids or stream.result else None)
+                 requests=len(stream.message_ids) + stream.retries if stream.message_ids or stream.result else None)
 
 
 def _int(value: Any) -> int | None:

@@ -14,7 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from .. import process
+from ..errors import SkillmakeError
 from ..model import AgentConfig
+from ..paths import LINK_HINT, SKILL_SKIP, link_problems, within
 from ..settings import ProviderSettings, resolve_anthropic, resolve_openai
 from .base import AgentResult, Usage
 
@@ -82,11 +84,27 @@ def agent_env(base: Mapping[str, str], *, config_env: Iterable[tuple[str, str]],
 
 
 def install_skill_folder(source: str, dest: Path) -> None:
-    """Copy the whole skill folder to `dest` (replacing what is there), skipping VCS and cache folders."""
+    """Copy the whole skill folder to `dest` (replacing what is there), skipping VCS and cache folders.
+
+    A link to a file inside the skill folder is copied as that file's content; any other link (out of the
+    folder, to a folder, broken) is refused with a SkillmakeError, here as at validation (a link may have
+    been made since), and each file is checked again as it is copied."""
+    problems = link_problems(source)
+    if problems:
+        name, problem = problems[0]
+        raise SkillmakeError(f"skill folder {source}: {name!r} {problem}", hint=LINK_HINT)
+    real = os.path.realpath(source)
+
+    def copy_inside(src: str, dst: str) -> object:
+        if not within(os.path.realpath(src), real):
+            raise SkillmakeError(f"skill folder {source}: {os.path.relpath(src, source)!r} links outside it",
+                                 hint=LINK_HINT)
+        return shutil.copy2(src, dst)
+
     if dest.exists():
         shutil.rmtree(dest)
     dest.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copytree(source, dest, ignore=shutil.ignore_patterns(".git", "__pycache__", "node_modules", ".DS_Store"))
+    shutil.copytree(source, dest, ignore=shutil.ignore_patterns(*SKILL_SKIP), copy_function=copy_inside)
 
 
 def strings_in(value: Any) -> Iterator[str]:

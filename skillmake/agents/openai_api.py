@@ -10,7 +10,7 @@ from ..model import AgentConfig
 from ..pricing import cost_usd
 from ..settings import resolve_openai
 from . import api_call
-from .api_call import encode_transcript, error_result, read_json
+from .api_call import encode_transcript, error_result, failure_detail, read_json
 from .base import AgentResult, TrialRequest, Usage
 
 ENV_HINT = "OPENAI_API_KEY and OPENAI_BASE_URL"
@@ -46,7 +46,8 @@ class OpenAIAgent:
                 openai, lambda timeout: client.responses.with_raw_response.create(**body, timeout=timeout),
                 deadline=deadline, base_url=settings.url, provider="openai", env_hint=ENV_HINT,
                 secrets=settings.secrets)
-            response, problem = read_json(result.response) if result.response is not None else (None, None)
+            response, problem = (read_json(result.response, settings.secrets) if result.response is not None
+                                 else (None, None))
         record.update(attempts=result.attempts, failed_attempts=list(result.history))
         if result.outcome != "completed":
             return error_result(record, settings.secrets, result.error or "openai API call failed",
@@ -56,9 +57,10 @@ class OpenAIAgent:
             return error_result(record, settings.secrets, f"openai API at {settings.url} answered 200 but "
                           f"{problem or 'not with a response object'}; check OPENAI_BASE_URL",
                           requests=result.attempts)
-        if response.get("status") == "failed":
-            detail = (response.get("error") or {}).get("message") or "no reason given"
-            return error_result(record, settings.secrets, f"openai response failed: {detail}", requests=result.attempts)
+        detail = failure_detail(response)
+        if detail is not None:
+            return error_result(record, settings.secrets, f"openai response failed: {detail}; the trial is an error "
+                                "and runs again next time", requests=result.attempts)
         return AgentResult(outcome="completed", output=_output_text(response),
                            usage=_usage(response, settings.model, requests=result.attempts),
                            transcript=encode_transcript(record, settings.secrets))
@@ -82,8 +84,6 @@ def _usage(response: dict[str, Any], model: str, *, requests: int) -> Usage:
               "cache_creation_tokens": None}
     priced_as = response.get("model") if isinstance(response.get("model"), str) else model
     return Usage(**counts, cost_usd=cost_usd(priced_as, **counts), num_turns=1, requests=requests)
-
-
 
 
 AGENT = OpenAIAgent()

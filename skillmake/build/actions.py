@@ -12,7 +12,6 @@ from ..errors import SkillmakeError
 from ..project import Project
 from ..store import TRIAL_SCHEMA
 from ..validate import render_text, validate_files
-from ..workspace import trial_dir
 from . import explain
 from .plan import Item, SpecPlan
 
@@ -36,7 +35,10 @@ def run_trial(project: Project, item: Item) -> dict[str, Any] | TaskFailed:
                               "why": why if run.ran else "reused from the store"}
     if run.ran:
         usage = record["usage"]
-        values.update(agent_calls=1, tokens=usage.get("total_tokens") or 0, cost_usd=usage.get("cost_usd") or 0.0)
+        # Model requests as the agent reported them (retries inside a CLI included); None: not a model agent,
+        # or it could not tell.
+        values.update(requests=usage.get("requests"), model=item.arm.agent.kind != "command",
+                      tokens=usage.get("total_tokens") or 0, cost_usd=usage.get("cost_usd") or 0.0)
     return values
 
 
@@ -49,12 +51,9 @@ def _why(reasons: Any) -> str:
 
 
 def trial_record(project: Project, item: Item) -> dict[str, Any] | None:
-    """The trial's latest record: the action cache, else the kept record of a run that erred."""
-    record = project.store.get_action(item.tkey.key, schema=TRIAL_SCHEMA)
-    if record is not None:
-        return record
-    tdir = trial_dir(project.runs_dir, item.spec, item.case, item.arm.name, item.k)
-    return tdir.read("trial.json", key=item.tkey.key)
+    """The trial's record for this cell: the cached result that fits its timeout, else the last attempt."""
+    record = trials.cached(project, item.tkey, trials.timeout_of(item.spec, item.case))
+    return record if record is not None else project.store.get_attempt(item.tkey.key, schema=TRIAL_SCHEMA)
 
 
 def run_grade(project: Project, item: Item) -> dict[str, Any] | TaskFailed:

@@ -17,7 +17,12 @@ def _module() -> types.ModuleType:
 
 
 def run_doit(args: list[str]) -> int:
+    from .. import process
     from . import scope, tasks
+
+    # Called without the front end (which installs them first, and then this does nothing): an interrupted
+    # run stops its trials' processes and exits 130 with one line, as plain doit does.
+    process.install_interrupt_handlers()
 
     tasks.FULL_GRAPH = scope.needs_full_graph(args)
     loader = ModuleTaskLoader(_module())

@@ -20,6 +20,7 @@ from ..keys import TrialKey, grade_key, grade_part
 from ..model import Arm, Case, Spec
 from ..project import Project
 from ..trial import CACHEABLE as TRIAL_CACHEABLE
+from ..trial import timeout_of
 
 
 @dataclass(slots=True, kw_only=True)
@@ -54,15 +55,18 @@ class SpecPlan:
         return all(i.trial_cached and i.grade_cached for i in self.items)
 
     def inputs_digest(self) -> str | None:
-        """Digest of every grade key of the spec: the report's inputs, known only when all are cached."""
-        return report_inputs({i.name: i.grade_key for i in self.items}) if self.complete else None
+        """Digest of every trial and grade key of the spec: the report's (and the views') inputs, known only
+        when all are cached."""
+        return report_inputs({i.name: (i.tkey.key, i.grade_key) for i in self.items}) if self.complete else None
 
 
-def report_inputs(grade_keys: dict[str, str | None]) -> str | None:
-    """The digest a report stamps and its task compares: every item's grade key, None while one is missing."""
-    if not all(grade_keys.values()):
+def report_inputs(keys: dict[str, tuple[str, str | None]]) -> str | None:
+    """The digest a report stamps and its task compares: every cell's trial and grade key, None while a grade
+    is missing. The trial key counts too: a cell whose trial changed but graded the same still shows another
+    record in its folder."""
+    if not all(grade for _, grade in keys.values()):
         return None
-    return digest_json(sorted(grade_keys.items()))
+    return digest_json(sorted(keys.items()))
 
 
 def plan_spec(project: Project, spec: Spec) -> SpecPlan:
@@ -71,20 +75,20 @@ def plan_spec(project: Project, spec: Spec) -> SpecPlan:
     index = _Index(project.state_dir / "index" / f"{spec.name}.json")
     for case in spec.cases:
         grade_parts = None  # the same for every arm and trial of the case
+        limit_ms = timeout_of(spec, case) * 1000
         for arm in spec.arms:
             for k in range(spec.trials):
                 tkey = project.keys.trial_key(spec, case, arm, k)
                 item = Item(spec=spec, case=case, arm=arm, k=k, tkey=tkey)
-                item.outputs = index.outputs(actions_dir, tkey.key)
-                if item.outputs is None:
+                facts = index.facts(actions_dir, tkey.key)
+                if facts is None:
                     record = _peek(actions_dir, tkey.key, TRIAL_CACHEABLE)
-                    try:
-                        item.outputs = digest_json(record["outputs"]) if record else None
-                    except (KeyError, TypeError):
-                        item.outputs = None
-                    if item.outputs is not None:
-                        index.remember(actions_dir, tkey.key, item.outputs)
-                if item.outputs is not None:
+                    facts = _facts(record) if record else None
+                    if facts is not None:
+                        index.remember(actions_dir, tkey.key, facts)
+                # A stored result serves this cell only if it finished within the cell's timeout.
+                if facts is not None and facts[1] <= limit_ms:
+                    item.outputs = grading.graded_digest(case, facts[0], facts[2])
                     grade_parts = grade_parts or (grade_part(spec, case), grading.judge_part(spec, case))
                     item.grade_key = grade_key(item.outputs, *grade_parts)
                     # Only cacheable outcomes are ever written to the action cache.
@@ -93,6 +97,19 @@ def plan_spec(project: Project, spec: Spec) -> SpecPlan:
                 plan.items.append(item)
     index.save()
     return plan
+
+
+Facts = tuple[str, float, str | None]  # digest of the outputs, how long the agent took (ms), workspace tree
+
+
+def _facts(record: dict[str, Any]) -> Facts | None:
+    try:
+        timing = record.get("timing") or {}
+        took = float(timing.get("agent_ms", timing.get("duration_ms", 0.0)))
+        workspace = record.get("workspace")
+        return digest_json(record["outputs"]), took, workspace if isinstance(workspace, str) else None
+    except (KeyError, TypeError, ValueError):
+        return None
 
 
 def _peek(actions_dir: str, key: str, cacheable: frozenset[str]) -> dict[str, Any] | None:
@@ -109,7 +126,8 @@ def _peek(actions_dir: str, key: str, cacheable: frozenset[str]) -> dict[str, An
 
 
 class _Index:
-    """trial key → digest of its outputs, valid while the action file's (inode, size, mtime) are unchanged.
+    """trial key → the facts of its record (outputs digest, agent time, workspace tree), valid while the
+    action file's (inode, size, mtime) are unchanged.
 
     Saves reading and parsing every cached trial record on a no-op run; a record that is rewritten
     (quarantined and re-run) changes its stat signature, so a stale entry is never trusted.
@@ -124,9 +142,9 @@ class _Index:
         self.used: dict[str, list[Any]] = {}
         self.changed = False
 
-    def outputs(self, actions_dir: str, key: str) -> str | None:
+    def facts(self, actions_dir: str, key: str) -> Facts | None:
         entry = self.entries.get(key)
-        if entry is None:
+        if entry is None or len(entry) != 6:
             return None
         h = key[7:]
         try:
@@ -136,15 +154,15 @@ class _Index:
         if [st.st_ino, st.st_size, st.st_mtime_ns] != entry[:3]:
             return None
         self.used[key] = entry
-        return str(entry[3])
+        return str(entry[3]), float(entry[4]), entry[5]
 
-    def remember(self, actions_dir: str, key: str, outputs: str) -> None:
+    def remember(self, actions_dir: str, key: str, facts: Facts) -> None:
         h = key[7:]
         try:
             st = os.stat(f"{actions_dir}/{h[:2]}/{h}.json")
         except OSError:
             return
-        self.used[key] = [st.st_ino, st.st_size, st.st_mtime_ns, outputs]
+        self.used[key] = [st.st_ino, st.st_size, st.st_mtime_ns, *facts]
         self.changed = True
 
     def save(self) -> None:

@@ -8,11 +8,8 @@ from typing import Any
 import orjson
 
 from .. import atomic
-from .. import grade as grading
-from ..project import Project
-from ..store import GRADE_SCHEMA
-from ..workspace import trial_dir
-from .actions import trial_record
+from ..checkout import Cell, CellRecords, checkout, records_of
+from ..project import Project, current_run_id
 from .plan import SpecPlan, report_inputs
 
 STAMP = ".inputs.json"
@@ -42,64 +39,38 @@ def _stamp(project: Project, plan: SpecPlan) -> dict[str, Any] | None:
     return stamp if isinstance(stamp, dict) else None
 
 
-def collect(project: Project, plan: SpecPlan
-            ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, str | None]]:
-    """The current trial and grade record of every item, relabelled for the item (identical inputs share
-    one record, so a record's own labels name whichever trial produced it first), and each item's grade key."""
-    trials, grades = [], []
-    keys: dict[str, str | None] = {}
-    for item in plan.items:
-        labels = {"spec": item.spec.name, "skill": item.spec.skill.name, "case": item.case.id,
-                  "arm": item.arm.name, "k": item.k}
-        trial = trial_record(project, item)
-        keys[item.name] = None
-        if trial is None:
-            continue
-        trials.append(dict(trial, labels=labels))
-        key = grading.key_for(item.spec, item.case, trial)[0]
-        grade = project.store.get_action(key, schema=GRADE_SCHEMA)
-        if grade is None:
-            tdir = trial_dir(project.runs_dir, item.spec, item.case, item.arm.name, item.k)
-            grade = tdir.read("grade.json", key=key)
-        if grade is not None:
-            grades.append(dict(grade, labels=labels))
-            if grade["outcome"] in grading.CACHEABLE:
-                keys[item.name] = key
-    return trials, grades, keys
+def cells_of(project: Project, plan: SpecPlan) -> list[CellRecords]:
+    """The records every cell of the spec maps to now (one source for the views and the report)."""
+    return [records_of(project, Cell(spec=i.spec, case=i.case, arm=i.arm, k=i.k, key=i.tkey.key))
+            for i in plan.items]
 
 
 def build_and_write(project: Project, plan: SpecPlan) -> str | None:
-    """Write the spec's report files and print its summary; the failure message when it is red."""
+    """Check out every cell's folder, write the spec's report files and print its summary; the failure
+    message when the spec's verdict is red."""
     from ..results import junit_xml, publish, render_summary, write_junit
     from ..results.html import html_report
 
-    trials, grades, keys = collect(project, plan)
+    cells = cells_of(project, plan)
+    checkout(project, cells)
+    trials = [c.trial for c in cells if c.trial is not None]
+    grades = [c.grade for c in cells if c.grade is not None]
+    keys = {c.cell.name: (c.cell.key, c.grade_key) for c in cells}
     folder = project.reports_dir / plan.spec.name
     now = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
-    published = publish(folder, plan.spec, trials, grades, now=now)
+    run_id = current_run_id()
+    published = publish(folder, plan.spec, trials, grades, now=now, run_id=run_id)
     report = published.report
     write_junit(folder / "junit.xml", junit_xml([report]))
     atomic.write_text(folder / "report.html", html_report(report, previous=published.previous), durable=False)
-    problems = [t["message"] for t in report["thresholds"] if not t["passed"]]
-    incomplete = []  # not a gate, but the run is not a result either: say so under the table too
-    broken = [g for g in grades if g["outcome"] not in grading.CACHEABLE]
-    if broken:
-        first = next((g["error"] for g in broken if g.get("error")), None)
-        incomplete.append(f"{plan.spec.name}: {len(broken)} trial(s) could not be graded "
-                          f"({_outcomes(broken)}); they are retried on the next run"
-                          + (f"\n    first error: {first}" if first else ""))
-    missing = len(plan.items) - len(grades)
-    if missing > 0:
-        incomplete.append(f"{plan.spec.name}: {missing} trial(s) have no grade yet; run `skillmake` again")
-    problems += incomplete
+    verdict = report["verdict"]
+    problems = list(verdict["reasons"]) if not verdict["passed"] else []
     if problems:
         problems.extend(_failed_checks(plan, report))
-    inputs = report_inputs(keys)
-    atomic.write_bytes(folder / STAMP, orjson.dumps({"inputs": inputs, "passed": not problems,
+    atomic.write_bytes(folder / STAMP, orjson.dumps({"inputs": report_inputs(keys), "passed": verdict["passed"],
                                                      "problems": problems}))
     previous = {plan.spec.name: published.previous} if published.previous else None
-    summary = render_summary([report], previous=previous)
-    print("\n".join([summary, *(f"  ✗ {line}" for line in incomplete)]), flush=True)
+    print(render_summary([report], previous=previous, run_id=run_id), flush=True)
     return "\n".join(problems) if problems else None
 
 
@@ -116,10 +87,3 @@ def _failed_checks(plan: SpecPlan, report: dict[str, Any], *, most: int = 8) -> 
     if len(lines) > most:
         lines = [*lines[:most], f"  … and {len(lines) - most} more (see reports/{plan.spec.name}/report.json)"]
     return lines
-
-
-def _outcomes(grades: list[dict[str, Any]]) -> str:
-    counts: dict[str, int] = {}
-    for g in grades:
-        counts[g["outcome"]] = counts.get(g["outcome"], 0) + 1
-    return ", ".join(f"{n} {outcome}" for outcome, n in sorted(counts.items()))

@@ -110,14 +110,16 @@ class SkillmakeReporter:
                 self._line(f"skillmake: nothing stale — {trials_ok} trials and {grades_ok} grades up to date "
                            f"({elapsed:.2f}s)")
             return
-        parts = [f"ran {trials_ran} trials ({int(tally.get('agent_calls', 0))} agent calls) and {grades_ran} grades"]
-        if tally.get("judge_calls"):
-            parts.append(f"{int(tally['judge_calls'])} judge calls")
+        parts = [f"ran {trials_ran} trials{self._requests('trial')} and {grades_ran} grades"
+                 f"{self._requests('grade')}"]
         parts.append(f"reused {trials_ok + reused_trials} trials and {grades_ok + reused_grades} grades from the store")
+        spent = []
         if tally.get("tokens"):
-            parts.append(f"{int(tally['tokens']):,} tokens")
+            spent.append(f"{int(tally['tokens']):,} tokens")
         if tally.get("cost_usd"):
-            parts.append(f"${tally['cost_usd']:.4f}")
+            spent.append(f"${tally['cost_usd']:.4f}")
+        if spent:
+            parts.append("spent " + " ".join(spent))
         errors = int(tally.get("trial_error", 0) + tally.get("trial_timeout", 0))
         if errors:
             parts.append(f"{errors} trials ended in error/timeout (retried next run)")
@@ -131,9 +133,28 @@ class SkillmakeReporter:
             if kind == "trial" and values.get("outcome") in ("error", "timeout"):
                 key = f"trial_{values['outcome']}"
                 self.tally[key] = self.tally.get(key, 0) + 1
-        for name in ("agent_calls", "judge_calls", "tokens", "cost_usd"):
+        if values.get("ran"):
+            # Requests as the agent or judge reported them; a model agent that could not tell is counted apart.
+            requests = values.get("requests" if kind == "trial" else "judge_calls")
+            if requests is not None:
+                self.tally[f"{kind}_requests"] = self.tally.get(f"{kind}_requests", 0) + requests
+            elif kind == "trial" and values.get("model"):
+                self.tally["trial_requests_unknown"] = self.tally.get("trial_requests_unknown", 0) + 1
+        for name in ("tokens", "cost_usd"):
             if values.get(name):
                 self.tally[name] = self.tally.get(name, 0) + values[name]
+
+    def _requests(self, kind: str) -> str:
+        """' (9 model requests)' after what ran, from what the agents and judges reported."""
+        count = int(self.tally.get(f"{kind}_requests", 0))
+        unknown = int(self.tally.get(f"{kind}_requests_unknown", 0))
+        if not count and not unknown:
+            return ""
+        what = "model requests" if kind == "trial" else "judge requests"
+        text = f"{count} {what}"
+        if unknown:
+            text += f", unknown for {unknown}"
+        return f" ({text})"
 
     def _progress(self) -> str:
         total = max(self.selected, self.done)

@@ -52,6 +52,16 @@ def needs_full_graph(argv: Sequence[str]) -> bool:
     return any(t not in GROUPS for t in targets)
 
 
+_READ_ONLY = frozenset({"list", "info", "help", "dumpdb", "tabcompletion", "strace", "explain", "validate", "auto"})
+
+
+def writes(argv: Sequence[str]) -> bool:
+    """Whether this invocation may run trials or change what runs/ and reports/ hold (a run, `report`,
+    `clean`, `forget`): such invocations take the project lock. Listing, explaining and validating never wait."""
+    words = [a for a in argv if not a.startswith("-")]
+    return not words or words[0] not in _READ_ONLY
+
+
 def from_process() -> bool:
     """Decide from this process's command line (doit's, or skillmake's which passes the same words)."""
     return needs_full_graph(sys.argv[1:])

@@ -4,17 +4,20 @@ from __future__ import annotations
 
 import functools
 import os
-import shutil
+import sys
 from collections.abc import Iterator
 from typing import Any
 
-from ..project import Project
+from .. import fstree, runlock
+from ..project import Project, new_run_id
 from ..workspace import trial_dir
 from . import actions, scope
 from .plan import Item, SpecPlan, plan_spec
+from .report import STAMP
 
-# None: decide from the command line. The skillmake front end sets it from the words it passes to doit.
+# None: decide from the command line. The skillmake front end sets both from the words it passes to doit.
 FULL_GRAPH: bool | None = None
+COMMAND: list[str] = []
 # Up-to-date tasks left out of a collapsed graph, for the reporter's closing line.
 COLLAPSED: dict[str, int] = {"trial": 0, "grade": 0}
 
@@ -33,7 +36,13 @@ def _grade_task_exists(item: Item, full: bool) -> bool:
 
 @functools.lru_cache(maxsize=8)
 def project_at(root: str) -> Project:
-    return Project.open(root)
+    project = Project.open(root)
+    new_run_id()  # one id for this run, inherited by worker processes
+    if scope.writes(COMMAND or sys.argv[1:]):
+        # One run per project at a time: a second one waits here, before it plans anything.
+        runlock.acquire(project.state_dir, what=" ".join(["skillmake", *sys.argv[1:]])[:80])
+        fstree.remove_tree(project.work_dir)  # what killed runs left; no process of theirs may write there
+    return project
 
 
 @functools.lru_cache(maxsize=8)
@@ -67,9 +76,11 @@ def trial_tasks(root: str) -> Iterator[dict[str, Any]]:
             if not _trial_task_exists(item, full):
                 COLLAPSED["trial"] += 1
                 continue
-            tdir = trial_dir(project.runs_dir, item.spec, item.case, item.arm.name, item.k)
+            view = trial_dir(project.runs_dir, item.spec, item.case, item.arm.name, item.k).root
+            stamp = project.reports_dir / item.spec.name / STAMP  # the report must check the view out again
             yield {"basename": "trial", "name": item.name, "actions": [(actions.run_trial, [project, item])],
-                   "uptodate": [item.trial_cached], "clean": [(_remove_tree, [str(tdir.root)])],
+                   "uptodate": [item.trial_cached],
+                   "clean": [(_remove, [project, str(view)]), (_remove, [project, str(stamp)])],
                    "io": {"capture": False}, "verbosity": 0}
 
 
@@ -99,12 +110,17 @@ def report_tasks(root: str) -> Iterator[dict[str, Any]]:
         yield {"basename": "report", "name": spec.name, "actions": [(actions.run_report, [project, plan])],
                "task_dep": [f"grade:{i.name}" for i in plan.items if _grade_task_exists(i, full)],
                "uptodate": [report_uptodate(project, plan)],
-               "clean": [(_remove_tree, [str(project.reports_dir / spec.name)])],
+               "clean": [(_remove, [project, str(project.reports_dir / spec.name)])],
                "io": {"capture": False}, "verbosity": 2}
 
 
-def _remove_tree(path: str) -> None:
-    shutil.rmtree(path, ignore_errors=True)
+def _remove(project: Project, path: str) -> None:
+    """`doit clean`: delete a view or a report folder — only ever below .skillmake/runs or .skillmake/reports."""
+    for base in (project.runs_dir, project.reports_dir):
+        if fstree.inside(path, base) and os.path.realpath(path) != os.path.realpath(base):
+            fstree.remove_tree(path)
+            return
+    raise AssertionError(f"refusing to delete {path}: not inside {project.runs_dir} or {project.reports_dir}")
 
 
 def thresholds_tasks(root: str) -> Iterator[dict[str, Any]]:

@@ -2,30 +2,36 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from ..agents.base import Usage
 from ..pricing import cost_usd
-from .base import TOOL_NAME, Endpoint, JudgeCallError, JudgeRequest, ProviderReply, TransientError
+from .base import TOOL_NAME, Endpoint, JudgeCallError, JudgeRequest, ProviderReply, TransientError, brief
 from .retry import with_retries
 
 _RETRY_STATUS = frozenset({408, 409, 429}) | frozenset(range(500, 600))
+# A 400 that names these is a model or a schema strict tool use cannot serve: ask again without it.
+_STRICT_REFUSED = re.compile(r"strict|grammar|schema|structured", re.IGNORECASE)
 
 
 def complete(request: JudgeRequest, endpoint: Endpoint) -> ProviderReply:
     """One verdict from Claude, retried within the budget; raises JudgeCallError when none can be had."""
     import anthropic
 
+    secrets = endpoint.secrets  # redacted from every message before it is cut short
     try:
         token = None if endpoint.api_key else endpoint.auth_token  # the SDK takes one of the two
         client = anthropic.Anthropic(api_key=endpoint.api_key, auth_token=token, base_url=endpoint.base_url,
                                      max_retries=0)
     except anthropic.AnthropicError as err:
-        raise JudgeCallError(f"cannot create the Anthropic client for the judge: {_brief(str(err))}; "
+        raise JudgeCallError(f"cannot create the Anthropic client for the judge: {brief(err, secrets)}; "
                              "set ANTHROPIC_API_KEY", requests=0) from err
     create: Any = client.messages.create  # typed loosely: the tool and schema are plain dicts built at run time
-    tool = {"name": TOOL_NAME, "description": "Record the verdict. Call this exactly once.",
-            "input_schema": request.schema}
+    # Strict tool use makes the API hold the tool input to the schema (grammar-constrained sampling); the
+    # reply is still read leniently (see verdict.py), since a model or gateway without it answers loosely.
+    tool: dict[str, Any] = {"name": TOOL_NAME, "description": "Record the verdict. Call this exactly once.",
+                            "input_schema": request.schema, "strict": True}
 
     def attempt(timeout: float) -> Any:
         try:
@@ -38,23 +44,26 @@ def complete(request: JudgeRequest, endpoint: Endpoint) -> ProviderReply:
                 tools=[tool],
                 tool_choice={"type": "tool", "name": TOOL_NAME}, thinking={"type": "disabled"}, timeout=timeout)
         except anthropic.APIStatusError as err:
-            text = f"Anthropic API answered HTTP {err.status_code}: {_brief(err.message)}"
+            text = f"Anthropic API answered HTTP {err.status_code}: {brief(err.message, secrets)}"
+            if err.status_code == 400 and tool.get("strict") and _STRICT_REFUSED.search(str(err.message)):
+                del tool["strict"]  # an older model or a proxy without strict tool use; the reply is checked anyway
+                raise TransientError(text, retry_after=0.0) from err
             if err.status_code in _RETRY_STATUS:
                 raise TransientError(text, retry_after=retry_after(err.response.headers)) from err
             raise JudgeCallError(text + _hint(err.status_code)) from err
         except anthropic.APIConnectionError as err:  # includes timeouts
-            raise TransientError(f"cannot reach the Anthropic API at {client.base_url}: {_brief(str(err))}") from err
+            raise TransientError(f"cannot reach the Anthropic API at {client.base_url}: {brief(err, secrets)}") from err
         except (anthropic.APIResponseValidationError, ValueError) as err:  # a 200 whose body is not a message
-            raise TransientError(f"the Anthropic API sent an unreadable reply: {_brief(str(err))}") from err
+            raise TransientError(f"the Anthropic API sent an unreadable reply: {brief(err, secrets)}") from err
         except anthropic.AnthropicError as err:
-            raise JudgeCallError(f"the Anthropic client failed: {_brief(str(err))}") from err
+            raise JudgeCallError(f"the Anthropic client failed: {brief(err, secrets)}") from err
         except TypeError as err:  # the 2.x SDK raises TypeError when it finds no credentials at all
             if "authentication" not in str(err):
                 raise
             raise JudgeCallError("no Anthropic credentials for the judge; set ANTHROPIC_API_KEY "
                                  "(or ANTHROPIC_AUTH_TOKEN)", requests=0) from err
         if not hasattr(message, "content"):  # the SDK hands back a non-JSON body as plain text
-            raise TransientError(f"the Anthropic API sent a non-JSON reply: {_brief(str(message))}")
+            raise TransientError(f"the Anthropic API sent a non-JSON reply: {brief(message, secrets)}")
         return message
 
     try:
@@ -100,11 +109,6 @@ def retry_after(headers: Any) -> float | None:
             except ValueError:
                 continue  # an HTTP date: rare from these APIs; fall back to our own backoff
     return None
-
-
-def _brief(text: str, limit: int = 300) -> str:
-    text = " ".join(str(text).split())
-    return text if len(text) <= limit else text[:limit] + "…"
 
 
 def _hint(status: int) -> str:

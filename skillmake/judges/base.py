@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..agents.base import Usage
+from ..redact import redact_text
 
 TOOL_NAME = "record_verdict"  # the one tool every judge forces the model to call
 
@@ -95,3 +96,10 @@ def add_usage(a: Usage, b: Usage) -> Usage:
                  cache_creation_tokens=plus(a.cache_creation_tokens, b.cache_creation_tokens),
                  cost_usd=plus(a.cost_usd, b.cost_usd), num_turns=plus(a.num_turns, b.num_turns),
                  requests=plus(a.requests, b.requests))
+
+
+def brief(text: object, secrets: tuple[str, ...], limit: int = 300) -> str:
+    """`text` on one line, keys redacted, then cut to `limit` characters (redacting first: a cut could
+    otherwise leave half a key that no later redaction recognises)."""
+    flat = " ".join(redact_text(str(text), secrets).split())
+    return flat if len(flat) <= limit else flat[:limit] + "…"

@@ -14,7 +14,8 @@ from typing import Any
 
 from .. import process
 from ..agents.base import Usage
-from .base import Endpoint, JudgeCallError, JudgeRequest, ProviderReply
+from ..redact import redact_text
+from .base import Endpoint, JudgeCallError, JudgeRequest, ProviderReply, brief
 from .retry import MAX_ATTEMPTS, TOTAL_BUDGET_S
 
 CLI_ENV = "SKILLMAKE_CLAUDE"  # an explicit path to the claude binary (as the claude-code agent reads it)
@@ -39,6 +40,7 @@ def version() -> str | None:
 def complete(request: JudgeRequest, endpoint: Endpoint) -> ProviderReply:
     """One verdict from `claude -p`; the CLI retries API errors itself, so a failure here is final."""
     found = binary()
+    secrets = endpoint.secrets  # redacted from every message before it is cut short
     if not found:
         raise JudgeCallError("the claude CLI was not found for the claude-code judge; install it "
                              f"(npm install -g @anthropic-ai/claude-code, or scripts/setup.sh) or set {CLI_ENV}",
@@ -70,7 +72,7 @@ def complete(request: JudgeRequest, endpoint: Endpoint) -> ProviderReply:
     except ValueError:
         result = None
     if not isinstance(result, dict):
-        tail = " ".join(done.stderr.decode("utf-8", "replace").split())[-300:]
+        tail = " ".join(redact_text(done.stderr.decode("utf-8", "replace"), secrets).split())[-300:]
         raise JudgeCallError(f"claude -p exited {done.returncode} without a JSON result: {tail or '(no output)'}",
                              requests=1)
     usage = _usage(result)
@@ -78,7 +80,7 @@ def complete(request: JudgeRequest, endpoint: Endpoint) -> ProviderReply:
         detail = result.get("result") or result.get("api_error_status") or result.get("subtype")
         # is_error with subtype "success" happens (an API error reported as the result text)
         kind = result.get("subtype") if result.get("subtype") != "success" else "is_error"
-        raise JudgeCallError(f"claude -p failed ({kind}): {str(detail)[:300]}; check the judge model and the "
+        raise JudgeCallError(f"claude -p failed ({kind}): {brief(detail, secrets)}; check the judge model and the "
                              "Anthropic credentials (claude login, or ANTHROPIC_API_KEY)", requests=1)
     structured = result.get("structured_output")
     return ProviderReply(data=structured if isinstance(structured, dict) else None,

@@ -9,7 +9,7 @@ from typing import Any
 from ..agents.base import Usage
 from ..pricing import cost_usd
 from .anthropic_provider import retry_after
-from .base import TOOL_NAME, Endpoint, JudgeCallError, JudgeRequest, ProviderReply, TransientError
+from .base import TOOL_NAME, Endpoint, JudgeCallError, JudgeRequest, ProviderReply, TransientError, brief
 from .retry import with_retries
 
 _RETRY_STATUS = frozenset({408, 409, 429}) | frozenset(range(500, 600))
@@ -21,10 +21,11 @@ def complete(request: JudgeRequest, endpoint: Endpoint) -> ProviderReply:
     """One verdict from an OpenAI model, retried within the budget; raises JudgeCallError when none can be had."""
     import openai
 
+    secrets = endpoint.secrets  # redacted from every message before it is cut short
     try:
         client = openai.OpenAI(api_key=endpoint.api_key, base_url=endpoint.base_url, max_retries=0)
     except openai.OpenAIError as err:
-        raise JudgeCallError(f"cannot create the OpenAI client for the judge: {_brief(str(err))}; "
+        raise JudgeCallError(f"cannot create the OpenAI client for the judge: {brief(err, secrets)}; "
                              "set OPENAI_API_KEY", requests=0) from err
     create: Any = client.chat.completions.create  # typed loosely: the schema is a plain dict built at run time
     extra: dict[str, Any] = {} if _NO_TEMPERATURE.match(endpoint.model) else {"temperature": 0}
@@ -39,18 +40,18 @@ def complete(request: JudgeRequest, endpoint: Endpoint) -> ProviderReply:
                 response_format=response_format,
                 timeout=timeout, **extra)
         except openai.APIStatusError as err:
-            text = f"OpenAI API answered HTTP {err.status_code}: {_brief(err.message)}"
+            text = f"OpenAI API answered HTTP {err.status_code}: {brief(err.message, secrets)}"
             if err.status_code in _RETRY_STATUS:
                 raise TransientError(text, retry_after=retry_after(err.response.headers)) from err
             raise JudgeCallError(text + _hint(err.status_code)) from err
         except openai.APIConnectionError as err:  # includes timeouts
-            raise TransientError(f"cannot reach the OpenAI API at {client.base_url}: {_brief(str(err))}") from err
+            raise TransientError(f"cannot reach the OpenAI API at {client.base_url}: {brief(err, secrets)}") from err
         except (openai.APIResponseValidationError, ValueError) as err:  # a 200 whose body is not a completion
-            raise TransientError(f"the OpenAI API sent an unreadable reply: {_brief(str(err))}") from err
+            raise TransientError(f"the OpenAI API sent an unreadable reply: {brief(err, secrets)}") from err
         except openai.OpenAIError as err:
-            raise JudgeCallError(f"the OpenAI client failed: {_brief(str(err))}") from err
+            raise JudgeCallError(f"the OpenAI client failed: {brief(err, secrets)}") from err
         if not hasattr(completion, "choices"):  # the SDK hands back a non-JSON body as plain text
-            raise TransientError(f"the OpenAI API sent a non-JSON reply: {_brief(str(completion))}")
+            raise TransientError(f"the OpenAI API sent a non-JSON reply: {brief(completion, secrets)}")
         return completion
 
     try:
@@ -68,7 +69,7 @@ def complete(request: JudgeRequest, endpoint: Endpoint) -> ProviderReply:
     message = getattr(choice, "message", None)
     refusal = getattr(message, "refusal", None)
     if refusal:
-        raise JudgeCallError(f"the judge model refused: {_brief(str(refusal))}", requests=attempts)
+        raise JudgeCallError(f"the judge model refused: {brief(refusal, secrets)}", requests=attempts)
     text = str(getattr(message, "content", None) or "")
     data: dict[str, Any] | None = None
     try:
@@ -92,11 +93,6 @@ def _usage(completion: Any, model: str, attempts: int) -> Usage:
     return Usage(input_tokens=fresh, output_tokens=output, cache_read_tokens=cached,
                  cost_usd=cost_usd(model, input_tokens=fresh, output_tokens=output, cache_read_tokens=cached),
                  requests=attempts)
-
-
-def _brief(text: str, limit: int = 300) -> str:
-    text = " ".join(str(text).split())
-    return text if len(text) <= limit else text[:limit] + "…"
 
 
 def _hint(status: int) -> str:

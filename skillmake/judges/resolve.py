@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..model import Case, Spec
@@ -26,6 +27,9 @@ class Choice:
     provider: str
     model: str
     error: str | None = None
+    # Where the provider came from: "judge.provider", "$SKILLMAKE_JUDGE_PROVIDER", "judge.model" or "default"
+    # (for messages only, so two choices of the same provider and model are equal).
+    source: str = field(default="default", compare=False)
 
 
 def infer_provider(model: str | None) -> str | None:
@@ -39,28 +43,30 @@ def infer_provider(model: str | None) -> str | None:
     return None
 
 
-def choose(spec: Spec) -> Choice:
+def choose(spec: Spec, *, environ: Mapping[str, str] | None = None) -> Choice:
     """judge.provider, else $SKILLMAKE_JUDGE_PROVIDER, else inferred from judge.model, else anthropic; then
     judge.model, else the provider's default (claude-sonnet-4-6 / gpt-5.4)."""
-    env = os.environ.get(PROVIDER_ENV, "").strip() or None
-    provider = spec.judge.provider or env or infer_provider(spec.judge.model) or "anthropic"
+    env = (os.environ if environ is None else environ).get(PROVIDER_ENV, "").strip() or None
+    inferred = infer_provider(spec.judge.model)
+    provider, source = next((value, name) for value, name in (
+        (spec.judge.provider, "judge.provider"), (env, f"${PROVIDER_ENV}"), (inferred, "judge.model"),
+        ("anthropic", "default")) if value)
     model = spec.judge.model or DEFAULT_MODELS.get(provider, "")
     if provider not in PROVIDERS:
-        source = "judge.provider" if spec.judge.provider else f"${PROVIDER_ENV}"
-        return Choice(provider=provider, model=model,
+        return Choice(provider=provider, model=model, source=source,
                       error=f"judge provider {provider!r} (from {source}) is not supported; "
                             f"set it to one of {', '.join(PROVIDERS)}")
-    return Choice(provider=provider, model=model)
+    return Choice(provider=provider, model=model, source=source)
 
 
-def endpoint(choice: Choice) -> Endpoint:
+def endpoint(choice: Choice, *, environ: Mapping[str, str] | None = None) -> Endpoint:
     """Base URL and credentials for the chosen provider, from skillmake.settings (the environment; None lets
     the SDK use its own defaults). The model stays the judge's: settings' ANTHROPIC_MODEL/OPENAI_MODEL pick
     the agents' model, and a judge must not change with them."""
     from .. import settings
 
-    resolved = (settings.resolve_openai(choice.model) if choice.provider == "openai"
-                else settings.resolve_anthropic(choice.model))  # claude-code talks to Anthropic too
+    resolved = (settings.resolve_openai(choice.model, environ=environ) if choice.provider == "openai"
+                else settings.resolve_anthropic(choice.model, environ=environ))  # claude-code talks to Anthropic
     return Endpoint(provider=choice.provider, model=choice.model, base_url=resolved.base_url,
                     api_key=resolved.api_key, auth_token=resolved.auth_token)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from .benchmark import benchmark_json
 from .files import (
     append_history,
+    last_history_row,
     read_json,
     read_report,
     write_benchmark,
@@ -14,18 +15,19 @@ from .files import (
     write_report,
     write_timing,
 )
-from .grading import grading_json, timing_json
+from .grading import grading_json, run_expectations, run_summary, timing_json
 from .history import Change, Comparison, compare, history_row, read_history
 from .junit import junit_xml
 from .publish import Published, publish
 from .report import REPORT_SCHEMA, build_report, report_digest
 from .summary import render_summary
 from .thresholds import Verdict, evaluate_thresholds
+from .verdict import spec_verdict
 
 __all__ = [
     "REPORT_SCHEMA", "Change", "Comparison", "Published", "Verdict",
     "append_history", "benchmark_json", "build_report", "compare", "evaluate_thresholds", "grading_json",
-    "history_row", "junit_xml", "publish", "read_history", "read_json", "read_report", "render_summary",
-    "report_digest", "timing_json", "write_benchmark", "write_grading", "write_json", "write_junit",
-    "write_report", "write_timing",
+    "history_row", "junit_xml", "last_history_row", "publish", "read_history", "read_json", "read_report",
+    "render_summary", "report_digest", "run_expectations", "run_summary", "spec_verdict", "timing_json",
+    "write_benchmark", "write_grading", "write_json", "write_junit", "write_report", "write_timing",
 ]

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..model import WITH_SKILL, WITHOUT_SKILL, Spec
+from .grading import run_expectations, run_summary
 from .records import Record, durations_ms, group_grades, tokens_of, trials_by_key
 
 
@@ -19,21 +20,14 @@ def _spread(values: Sequence[float], *, digits: int) -> dict[str, float | None]:
             "min": round(min(values), digits), "max": round(max(values), digits)}
 
 
-def _assertions(grades: Sequence[Record]) -> list[dict[str, Any]]:
+def _assertions(runs: Sequence[list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    """Per-test assertions from each run's expectations (the ones its grading.json shows), by name."""
     order: dict[str, list[bool]] = {}
-    for grade in grades:
-        for item in grade.get("expectations", ()):
-            order.setdefault(str(item.get("id") or item["text"]), []).append(bool(item["passed"]))
+    for items in runs:
+        for item in items:
+            order.setdefault(item["name"], []).append(item["passed"])
     return [{"name": name, "pass_rate": round(sum(v) / len(v), 4), "details": f"passed {sum(v)}/{len(v)} runs"}
             for name, v in order.items()]
-
-
-def _run_pass_rate(grade: Record) -> float:
-    """skill-creator's per-run pass rate: the fraction of its expectations that passed (0 if it did not run)."""
-    items = grade.get("expectations", ())
-    if grade["outcome"] not in ("pass", "fail") or not items:
-        return 1.0 if grade["outcome"] == "pass" else 0.0
-    return sum(1 for i in items if i["passed"]) / len(items)
 
 
 def _configuration(spec: Spec, arm: str, cells: dict[tuple[str, str], list[Record]],
@@ -47,10 +41,12 @@ def _configuration(spec: Spec, arm: str, cells: dict[tuple[str, str], list[Recor
         matched = [trials[str(g["trial_key"])] for g in grades if str(g["trial_key"]) in trials]
         tokens = [float(t) for t in (tokens_of(r.get("usage", {})) for r in matched) if t is not None]
         secs = [ms / 1000 for ms in durations_ms(matched)]
-        runs.extend(_run_pass_rate(g) for g in grades)
+        items = [run_expectations(g) for g in grades]
+        # skill-creator's per-run pass rate is its grading.json summary.pass_rate: one number, one source.
+        runs.extend(float(run_summary(g, i)["pass_rate"]) for g, i in zip(grades, items, strict=True))
         all_tokens.extend(tokens)
         all_secs.extend(secs)
-        tests.append({"eval_id": case.index, "eval_name": case.id, "assertions": _assertions(grades),
+        tests.append({"eval_id": case.index, "eval_name": case.id, "assertions": _assertions(items),
                       "tokens": _spread(tokens, digits=1), "duration_seconds": _spread(secs, digits=2)})
     overall = {"pass_rate": round(statistics.fmean(runs), 4) if runs else None,
                "avg_tokens": round(statistics.fmean(all_tokens), 1) if all_tokens else None,

@@ -13,13 +13,14 @@ from .. import atomic
 from ..errors import RecordError
 from ..schema import validate_record
 from .grading import grading_json, timing_json
-from .history import history_line
+from .history import history_line, last_row
 
 REPORT = "report.schema.json"
 BENCHMARK = "benchmark.schema.json"
 GRADING = "grading.schema.json"
 TIMING = "timing.schema.json"
 HISTORY = "history.schema.json"
+_TAIL = 64 * 1024  # far more than one history row: the last complete row is always inside it
 
 
 def write_json(path: str | Path, data: Mapping[str, Any], *, schema: str, what: str) -> None:
@@ -51,9 +52,30 @@ def write_junit(path: str | Path, xml: str) -> None:
     atomic.write_text(path, xml, durable=False)
 
 
-def append_history(path: str | Path, row: Mapping[str, Any]) -> None:
-    """Add one row to a history.jsonl; the whole file is rewritten atomically (it stays small)."""
+def last_history_row(path: str | Path) -> dict[str, Any] | None:
+    """The last readable row of a history.jsonl, reading only its tail; None if there is none."""
+    try:
+        with open(path, "rb") as f:
+            size = f.seek(0, os.SEEK_END)
+            f.seek(max(0, size - _TAIL))
+            tail = f.read()
+    except OSError:
+        return None
+    if size > _TAIL:
+        tail = tail.partition(b"\n")[2]  # the first line read is cut: not a row
+    return last_row(tail)
+
+
+def append_history(path: str | Path, row: Mapping[str, Any]) -> bool:
+    """Add one row to a history.jsonl unless it repeats the last row's digest; True if it was added.
+
+    A row records a run that changed a result: a run (or `report`) whose report has the digest
+    the last row already has adds nothing. The file is rewritten atomically (it stays small).
+    """
     validate_record(HISTORY, row, what=f"history row for {path}")
+    last = last_history_row(path)
+    if last is not None and last.get("digest") == row["digest"]:
+        return False
     try:
         existing = Path(path).read_bytes()
     except FileNotFoundError:
@@ -61,6 +83,7 @@ def append_history(path: str | Path, row: Mapping[str, Any]) -> None:
     if existing and not existing.endswith(b"\n"):
         existing += b"\n"  # a torn last line stays its own (skipped) line
     atomic.write_bytes(path, existing + history_line(row))
+    return True
 
 
 def read_json(path: str | Path, *, schema: str) -> dict[str, Any] | None:

@@ -1,4 +1,4 @@
-"""history.jsonl rows (eva's .eval.jsonl, one per run) and comparing a report with the previous one."""
+"""history.jsonl rows (eva's .eval.jsonl, one per run that changed a result) and comparing two reports."""
 
 from __future__ import annotations
 
@@ -22,14 +22,14 @@ def history_row(report: Mapping[str, Any], *, ts: str) -> dict[str, Any]:
     """One line of history: eva's {ts, all_passed, total, passed, failed_cases} plus the report digest.
 
     Counted over the cells (case × arm) of the arms that use the skill; a cell passes when every
-    trial passed. `gates_passed` is the report's verdict (thresholds and required cases).
+    trial passed. `gates_passed` is the report's verdict, the one the header and exit code show.
     """
     skill_arms = {name for name, block in report["arms"].items() if block["skill"]}
     rows = [r for r in report["rows"] if r["arm"] in skill_arms]
     failed = [_cell_name(r) for r in rows if not (r["n"] > 0 and r["passed"] == r["n"])]
     return {"schema": HISTORY_SCHEMA, "ts": ts, "spec": report["spec"]["name"], "all_passed": not failed,
             "total": len(rows), "passed": len(rows) - len(failed), "failed_cases": failed,
-            "gates_passed": bool(report["passed"]), "digest": report_digest(report)}
+            "gates_passed": bool(report["verdict"]["passed"]), "digest": report_digest(report)}
 
 
 def history_line(row: Mapping[str, Any]) -> bytes:
@@ -47,6 +47,18 @@ def read_history(data: bytes) -> list[dict[str, Any]]:
         if isinstance(value, dict):
             rows.append(value)
     return rows
+
+
+def last_row(data: bytes) -> dict[str, Any] | None:
+    """The last row of (the tail of) a history file that parses; a torn last line is passed over."""
+    for line in reversed(data.splitlines()):
+        try:
+            value = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            continue
+        if isinstance(value, dict):
+            return value
+    return None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -82,17 +82,18 @@ def _usage(usage: Mapping[str, Any]) -> tuple[str, str]:
 
 
 def _verdict(report: Report) -> str:
-    failed = [t for t in report["thresholds"] if not t["passed"]]
-    passed = [t for t in report["thresholds"] if t["passed"]]
+    """The banner: the spec's verdict and every reason it failed, then the gates that were met."""
+    verdict = report["verdict"]
+    met = [t for t in report["thresholds"] if t["passed"]]
     counts = report["counts"]
-    head = "passed" if report["passed"] else "FAILED"
-    out = [f'<section class="verdict {"pass" if report["passed"] else "fail"}"><strong>{head}</strong> '
+    head = "passed" if verdict["passed"] else "FAILED"
+    out = [f'<section class="verdict {"pass" if verdict["passed"] else "fail"}"><strong>{head}</strong> '
            f'<span class="meta">{counts["graded"]}/{counts["expected"]} trials graded</span>']
-    if failed:
-        out.append("<ul>" + "".join(f"<li>{_e(t['message'])}</li>" for t in failed) + "</ul>")
-    if passed:
-        out.append(f"<details><summary>{len(passed)} threshold(s) met</summary><ul>"
-                   + "".join(f"<li>{_e(t['message'])}</li>" for t in passed) + "</ul></details>")
+    if verdict["reasons"]:
+        out.append("<ul>" + "".join(f"<li>{_e(reason)}</li>" for reason in verdict["reasons"]) + "</ul>")
+    if met:
+        out.append(f"<details><summary>{len(met)} threshold(s) met</summary><ul>"
+                   + "".join(f"<li>{_e(t['message'])}</li>" for t in met) + "</ul></details>")
     out.append("</section>")
     return "".join(out)
 

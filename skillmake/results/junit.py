@@ -20,8 +20,9 @@ def junit_xml(reports: Sequence[Mapping[str, Any]]) -> str:
 
     A cell fails unless every one of its trials passed; a cell with no graded trial is skipped;
     a cell of an arm without the skill (the baseline) never fails, its results go to system-out.
-    Threshold verdicts that failed become an extra testcase named "thresholds", so CI shows why
-    the run failed even when every case passed.
+    The spec's verdict is one more testcase, "verdict", failing with every reason when the spec
+    fails (thresholds, required cases, trials that errored or have no grade), so CI shows why the
+    run failed even when every case passed.
     """
     root = ET.Element("testsuites", name="skillmake")
     totals = {"tests": 0, "failures": 0, "skipped": 0}
@@ -44,15 +45,15 @@ def junit_xml(reports: Sequence[Mapping[str, Any]]) -> str:
                 failure = ET.SubElement(case, "failure", type="EvalFailure",
                                         message=f"{row['passed']}/{row['n']} trials passed")
                 failure.text = _failure_text(row)
-        failed_gates = [t for t in report.get("thresholds", ()) if not t["passed"]]
-        if report.get("thresholds"):
-            counts["tests"] += 1
-            case = ET.SubElement(suite, "testcase", classname=f"{spec}.thresholds", name="thresholds")
-            if failed_gates:
-                counts["failures"] += 1
-                failure = ET.SubElement(case, "failure", type="ThresholdFailure",
-                                        message=f"{len(failed_gates)} threshold(s) not met")
-                failure.text = "\n".join(t["message"] for t in failed_gates)
+        verdict = report["verdict"]
+        counts["tests"] += 1
+        case = ET.SubElement(suite, "testcase", classname=f"{spec}.verdict", name="verdict")
+        if not verdict["passed"]:
+            counts["failures"] += 1
+            reasons = verdict["reasons"]
+            failure = ET.SubElement(case, "failure", type="VerdictFailure",
+                                    message=reasons[0] if reasons else f"{spec} failed")
+            failure.text = "\n".join(reasons)
         for name, value in counts.items():
             suite.set(name, str(value))
             totals[name] += value

@@ -24,19 +24,22 @@ class Published:
     report: dict[str, Any]
     previous: dict[str, Any] | None  # the report.json found before this run (None if none or unreadable)
     comparison: Comparison
+    appended: bool  # a history row was added: the report's digest differs from the last row's
 
 
 def publish(folder: str | Path, spec: Spec, trials: Sequence[Record], grades: Sequence[Record], *,
-            now: str) -> Published:
+            now: str, run_id: str | None = None) -> Published:
     """Build the spec's report and write report.json, benchmark.json and a history.jsonl row into `folder`.
 
-    `now` is the ISO timestamp of this run. The previous report.json is read first (a corrupt
-    one counts as missing) so the caller can show what regressed or improved.
+    `now` is the ISO timestamp of this run and `run_id` its id (it splits the cost into spent and
+    reused). The previous report.json is read first (a corrupt one counts as missing) so the
+    caller can show what regressed or improved. The history row is added only when the report's
+    digest differs from the last row's: a run that changed nothing leaves the history as it was.
     """
     base = Path(folder)
     previous = read_report(base / REPORT_FILE)
-    report = build_report(spec, trials, grades, generated=now)
+    report = build_report(spec, trials, grades, generated=now, run_id=run_id)
     write_report(base / REPORT_FILE, report)
     write_benchmark(base / BENCHMARK_FILE, benchmark_json(spec, trials, grades, timestamp=now))
-    append_history(base / HISTORY_FILE, history_row(report, ts=now))
-    return Published(report=report, previous=previous, comparison=compare(previous, report))
+    appended = append_history(base / HISTORY_FILE, history_row(report, ts=now))
+    return Published(report=report, previous=previous, comparison=compare(previous, report), appended=appended)

@@ -41,6 +41,28 @@ def trials_by_key(trials: Iterable[Record]) -> dict[str, Record]:
     return {str(t["key"]): t for t in trials}
 
 
+def of_spec(spec: Spec, records: Iterable[Record]) -> list[Record]:
+    """The records whose labels name a case and an arm the spec still has, ordered as the spec lists them."""
+    cases = {c.id: i for i, c in enumerate(spec.cases)}
+    arms = {a.name: i for i, a in enumerate(spec.arms)}
+    mine = [r for r in records if cell_key(r)[0] in cases and cell_key(r)[1] in arms]
+    return sorted(mine, key=lambda r: (cases[cell_key(r)[0]], arms[cell_key(r)[1]], int(r["labels"]["k"])))
+
+
+def unique(records: Iterable[Record]) -> list[Record]:
+    """One record per key: cells with identical inputs share a record, which ran (and cost) once."""
+    seen: dict[str, Record] = {}
+    for record in records:
+        seen.setdefault(str(record["key"]), record)
+    return list(seen.values())
+
+
+def cell_name(record: Record) -> str:
+    """"case/arm trial k", how a reason names the cell a record belongs to."""
+    labels = record["labels"]
+    return f"{labels['case']}/{labels['arm']} trial {labels['k']}"
+
+
 def tokens_of(usage: Mapping[str, Any]) -> int | None:
     """Total tokens of one record: total_tokens, else input + output, else None."""
     if usage.get("total_tokens") is not None:

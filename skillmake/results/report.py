@@ -8,10 +8,14 @@ from typing import Any
 from ..canonical import digest_json
 from ..model import WITH_SKILL, WITHOUT_SKILL, Spec
 from ..stats import ArmStats, CellStats, arm_stats, baseline_delta, cell_stats
-from .records import Record, add_usage, durations_ms, group_grades, sum_usage, trials_by_key
+from .records import Record, add_usage, durations_ms, group_grades, of_spec, sum_usage, unique
 from .thresholds import evaluate_thresholds
+from .verdict import spec_verdict
 
 REPORT_SCHEMA = "skillmake/report@1"
+# What differs between two runs over the same records: when, which run, and so what it spent vs reused.
+_RUN_FIELDS = frozenset({"generated", "run_id"})
+_RUN_USAGE = frozenset({"spent", "reused"})
 _EVIDENCE_LIMIT = 300
 _METRICS = ("pass_rate", "pass_at_k", "pass_hat_k", "stability", "mean_score")
 
@@ -56,6 +60,7 @@ def _cell_from_row(row: Mapping[str, Any]) -> CellStats:
 
 def _arm_block(uses_skill: bool, rows: Sequence[Mapping[str, Any]], trials: Sequence[Record],
                grades: Sequence[Record]) -> dict[str, Any]:
+    """`trials` and `grades`: the arm's records, one per key (a shared record ran and cost once)."""
     stats: ArmStats = arm_stats([_cell_from_row(r) for r in rows])
     times = durations_ms(trials)
     agent, judge = sum_usage(trials), sum_usage(grades)
@@ -68,16 +73,31 @@ def _arm_block(uses_skill: bool, rows: Sequence[Mapping[str, Any]], trials: Sequ
     }
 
 
+def _usage(trials: Sequence[Record], grades: Sequence[Record], run_id: str | None) -> dict[str, Any]:
+    """Agent, judge and total usage of the records behind the report; with `run_id`, what this run spent
+    (records it produced) apart from what it reused (records of earlier runs)."""
+    records = [*unique(trials), *unique(grades)]
+    agent, judge = sum_usage(unique(trials)), sum_usage(unique(grades))
+    usage: dict[str, Any] = {"agent": agent, "judge": judge, "total": add_usage(agent, judge),
+                             "spent": None, "reused": None}
+    if run_id is not None:
+        usage["spent"] = sum_usage([r for r in records if r.get("run_id") == run_id])
+        usage["reused"] = sum_usage([r for r in records if r.get("run_id") != run_id])
+    return usage
+
+
 def build_report(spec: Spec, trials: Sequence[Record], grades: Sequence[Record], *,
-                 generated: str | None = None) -> dict[str, Any]:
+                 generated: str | None = None, run_id: str | None = None) -> dict[str, Any]:
     """The report of one spec from its current trial and grade records (pure: no I/O).
 
     `grades` are the current grade records of this spec (one per trial that has been graded);
-    `trials` the trial records they grade (used for agent usage and timing). `generated` is an
-    ISO timestamp, left out of the report digest.
+    `trials` the current trial records (one per trial that has one, whatever its outcome: an
+    error or timeout is part of the verdict). Records of cases or arms the spec no longer has
+    are left out. `generated` (an ISO timestamp) and `run_id` (the id of the run building the
+    report, which splits usage into spent and reused) are left out of the report digest.
     """
     cells = group_grades(spec, grades)
-    by_key = trials_by_key(trials)
+    spec_trials, spec_grades = of_spec(spec, trials), of_spec(spec, grades)
     rows: list[dict[str, Any]] = []
     arms: dict[str, Any] = {}
     for arm in spec.arms:
@@ -87,8 +107,8 @@ def build_report(spec: Spec, trials: Sequence[Record], grades: Sequence[Record],
             graded = cells.get((case.id, arm.name), [])
             arm_grades.extend(graded)
             arm_rows.append(_row(spec, case.id, arm.name, graded, required=case.required))
-        arm_trials = [by_key[str(g["trial_key"])] for g in arm_grades if str(g["trial_key"]) in by_key]
-        arms[arm.name] = _arm_block(arm.skill, arm_rows, arm_trials, arm_grades)
+        arm_trials = [t for t in spec_trials if t["labels"]["arm"] == arm.name]
+        arms[arm.name] = _arm_block(arm.skill, arm_rows, unique(arm_trials), unique(arm_grades))
         rows.extend(arm_rows)
     # Case-major order: a case's arms sit next to each other in every rendering.
     case_order = {c.id: i for i, c in enumerate(spec.cases)}
@@ -99,34 +119,36 @@ def build_report(spec: Spec, trials: Sequence[Record], grades: Sequence[Record],
         delta = baseline_delta(arm_stats([_cell_from_row(r) for r in rows if r["arm"] == WITH_SKILL]),
                                arm_stats([_cell_from_row(r) for r in rows if r["arm"] == WITHOUT_SKILL]))
         baseline = {"arm": WITH_SKILL, "against": WITHOUT_SKILL, "delta": {m: _rounded(v) for m, v in delta.items()}}
-    usage = {"agent": sum_usage([]), "judge": sum_usage([])}
-    for block in arms.values():
-        usage["agent"] = add_usage(usage["agent"], block["usage"]["agent"])
-        usage["judge"] = add_usage(usage["judge"], block["usage"]["judge"])
-    usage["total"] = add_usage(usage["agent"], usage["judge"])
     report: dict[str, Any] = {
         "schema": REPORT_SCHEMA,
         "spec": {"name": spec.name, "path": spec.relpath, "skill": spec.skill.name, "trials": spec.trials,
                  "arms": [a.name for a in spec.arms], "cases": [c.id for c in spec.cases]},
         "generated": generated,
+        "run_id": run_id,
         "rows": rows,
         "arms": arms,
         "baseline": baseline,
-        "usage": usage,
+        "usage": _usage(spec_trials, spec_grades, run_id),
         "counts": {"graded": sum(len(v) for v in cells.values()),
                    "expected": spec.trials * len(spec.cases) * len(spec.arms)},
-        "thresholds": [],
-        "passed": True,
+        "thresholds": [v.to_dict() for v in evaluate_thresholds(spec, {"arms": arms, "rows": rows,
+                                                                      "baseline": baseline})],
     }
-    verdicts = evaluate_thresholds(spec, report)
-    report["thresholds"] = [v.to_dict() for v in verdicts]
-    report["passed"] = all(v.passed for v in verdicts)
+    report["verdict"] = spec_verdict(spec, report, spec_trials, spec_grades)
+    report["passed"] = report["verdict"]["passed"]  # kept for readers of the first report format
     return report
 
 
 def report_digest(report: Mapping[str, Any]) -> str:
-    """sha256 of the report's content without its timestamp: equal digests, equal results."""
-    return digest_json({k: v for k, v in report.items() if k != "generated"})
+    """sha256 of the report's results: equal digests, equal results.
+
+    Leaves out what only says which run built it (timestamp, run id, spent vs reused), so a run
+    that changed nothing gives the digest of the run before it.
+    """
+    content = {k: v for k, v in report.items() if k not in _RUN_FIELDS}
+    if isinstance(content.get("usage"), Mapping):
+        content["usage"] = {k: v for k, v in content["usage"].items() if k not in _RUN_USAGE}
+    return digest_json(content)
 
 
 def row_of(report: Mapping[str, Any], case: str, arm: str) -> Mapping[str, Any] | None:

@@ -49,38 +49,67 @@ def _spec_lines(report: Report, previous: Report | None) -> list[str]:
         if previous:
             cells.append(_change(changes.get((row["case"], row["arm"]))))
         rows.append(cells)
-    verdict = "ok" if report["passed"] else "FAILED"
-    lines = [f"{spec['name']} ({spec['skill']}, {spec['trials']} trial(s) per case): {verdict}"]
+    lines = [f"{spec['name']} ({spec['skill']}, {spec['trials']} trial(s) per case): {_verdict(report)}"]
     lines += _table(rows)
     arm_bits = [f"{name} pass rate {_num(block['pass_rate'])}" for name, block in report["arms"].items()]
     baseline = report.get("baseline")
     if baseline and baseline["delta"]["pass_rate"] is not None:
         arm_bits.append(f"baseline Δ {baseline['delta']['pass_rate']:+.2f}")
     lines.append("  " + "; ".join(arm_bits))
-    lines += [f"  ✗ {t['message']}" for t in report.get("thresholds", ()) if not t["passed"]]
+    lines += [f"  ✗ {reason}" for reason in report["verdict"]["reasons"]]
     return lines
 
 
-def _footer(reports: Sequence[Report], *, ran: int | None, reused: int | None, seconds: float | None) -> str:
+def _verdict(report: Report) -> str:
+    """"ok", or "FAILED — <first reason>" (+ how many more): the verdict, never recomputed here."""
+    reasons: list[str] = report["verdict"]["reasons"]
+    if report["verdict"]["passed"]:
+        return "ok"
+    if not reasons:
+        return "FAILED"
+    # Reasons start with the spec's name for the exit message; the header already names the spec.
+    first = reasons[0].removeprefix(f"{report['spec']['name']}: ")
+    more = f" (and {len(reasons) - 1} more)" if len(reasons) > 1 else ""
+    return f"FAILED — {first}{more}"
+
+
+def _cost(usages: Sequence[Mapping[str, Any]]) -> str:
+    """"2,222 tokens $0.0085" over usage blocks, leaving out a part that is zero or unknown."""
+    tokens = sum(u["total_tokens"] for u in usages if u.get("total_tokens"))
+    cost = sum(u["cost_usd"] for u in usages if u.get("cost_usd"))
+    return " ".join(([f"{tokens:,} tokens"] if tokens else []) + ([f"${cost:.4f}"] if cost else []))
+
+
+def _footer(reports: Sequence[Report], *, ran: int | None, reused: int | None, seconds: float | None,
+            run_id: str | None) -> str:
     bits = []
     if ran is not None or reused is not None:
         bits.append(f"ran {ran or 0}, reused {reused or 0}")
     if seconds is not None:
         bits.append(f"{seconds:.1f}s")
-    tokens = [r["usage"]["total"]["total_tokens"] for r in reports if r["usage"]["total"]["total_tokens"] is not None]
-    if tokens:
-        bits.append(f"{sum(tokens):,} tokens")
-    costs = [r["usage"]["total"]["cost_usd"] for r in reports if r["usage"]["total"]["cost_usd"] is not None]
-    if costs:
-        bits.append(f"${sum(costs):.4f}")
+    # Spent vs reused only when every report split its records by this very run.
+    split = run_id is not None and all(r.get("run_id") == run_id and r["usage"].get("spent") is not None
+                                       for r in reports)
+    if split:
+        spent = _cost([r["usage"]["spent"] for r in reports])
+        saved = _cost([r["usage"]["reused"] for r in reports])
+        bits += [f"spent this run: {spent}"] if spent else []
+        bits += [f"reused: {saved} saved"] if saved else []
+    else:
+        total = _cost([r["usage"]["total"] for r in reports])
+        bits += [f"results cost: {total}"] if total else []
     return " · ".join(bits)
 
 
 def render_summary(reports: Sequence[Report], *, previous: Mapping[str, Report] | None = None,
-                   ran: int | None = None, reused: int | None = None, seconds: float | None = None) -> str:
+                   ran: int | None = None, reused: int | None = None, seconds: float | None = None,
+                   run_id: str | None = None) -> str:
     """The text the terminal shows after a run (no trailing newline).
 
     `previous` maps spec name to its last report; with it, each row shows the pass-rate change.
+    Each spec's header states its verdict with the first reason; every reason follows the table.
+    With `run_id` (the run that built the reports), the footer tells what this run spent from
+    what reusing earlier records saved; without it, what the results cost in all.
     When nothing ran and no cell's result or inputs changed since then, it is a single line.
     """
     previous = previous or {}
@@ -88,13 +117,13 @@ def render_summary(reports: Sequence[Report], *, previous: Mapping[str, Report] 
         r["spec"]["name"] in previous and compare(previous[r["spec"]["name"]], r).nothing_changed for r in reports)
     cells = sum(len(r["rows"]) for r in reports)
     if unchanged:
-        failing = [r["spec"]["name"] for r in reports if not r["passed"]]
+        failing = [r["spec"]["name"] for r in reports if not r["verdict"]["passed"]]
         state = f"{len(failing)} failing: {', '.join(failing)}" if failing else "all gates pass"
         return f"nothing changed: {len(reports)} spec(s), {cells} cell(s) up to date; {state}"
     lines: list[str] = []
     for report in reports:
         lines += _spec_lines(report, previous.get(report["spec"]["name"]))
-    footer = _footer(reports, ran=ran, reused=reused, seconds=seconds)
+    footer = _footer(reports, ran=ran, reused=reused, seconds=seconds, run_id=run_id)
     if footer:
         lines.append(footer)
     return "\n".join(lines)

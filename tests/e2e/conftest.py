@@ -71,7 +71,8 @@ class Trials:
         lines = ["skill: skills/shout", f"agent: {json.dumps(agent)}"]
         if forbidden:
             lines.append(f"sandbox: {json.dumps({'forbidden_files': list(forbidden)})}")
-        lines += ["cases:", "  - id: greet", f"    prompt: {json.dumps(prompt)}"]
+        lines += ["cases:", "  - id: greet", f"    prompt: {json.dumps(prompt)}",
+                  "    checks: [{type: min_length, length: 1}]"]
         if inputs:
             lines.append(f"    input_files: {json.dumps(list(inputs))}")
         spec_path.write_text("\n".join(lines) + "\n")

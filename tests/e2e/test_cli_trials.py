@@ -39,7 +39,8 @@ def test_trials_are_cached_and_a_skill_edit_reruns_only_the_skill_arms(api: Fake
     root = trials.root / "project"
     for name, kind, model in (("cc", "claude-code", "claude-sonnet-4-6"), ("cx", "codex", "gpt-5.4")):
         (root / f"{name}.eval.yaml").write_text(f"skill: skills/shout\nagent: {{kind: {kind}, model: {model}}}\n"
-                                                "baseline: true\ncases:\n  - id: greet\n    prompt: say hello\n")
+                                                "baseline: true\ncases:\n  - id: greet\n    prompt: say hello\n"
+                                                "    checks: [{type: min_length, length: 1}]\n")
     api.script = lambda r: claude_model(r) if r.path == "/v1/messages" else codex_model(r)
 
     first = run_all(root)

@@ -69,14 +69,15 @@ def events(reply: Reply, *, model: str, usage: dict[str, int]) -> list[tuple[str
     return out
 
 
-def stream_error_events(*, model: str) -> list[tuple[str, dict[str, Any]]]:
+def stream_error_events(*, model: str, error: str = "Overloaded (fakeapi stream_error)"
+                        ) -> list[tuple[str, dict[str, Any]]]:
     """A stream that starts, then fails with an overloaded error event (as the real API does under load)."""
     start = message(Reply.text(""), model=model, usage={"input_tokens": 1, "output_tokens": 1,
                                                          "cache_read_input_tokens": 0,
                                                          "cache_creation_input_tokens": 0})
     start.update(content=[], stop_reason=None)
     return [("message_start", {"type": "message_start", "message": start}),
-            ("error", error_body(529, "Overloaded (fakeapi stream_error)"))]
+            ("error", error_body(529, error))]
 
 
 def count_tokens(request_chars: int) -> dict[str, Any]:

@@ -80,6 +80,10 @@ class Handler(BaseHTTPRequestHandler):
             self._fault(request, reply)
         elif reply.kind == "json":
             self._json(reply.status, reply.body, headers=reply.headers)
+        elif reply.kind == "raw":
+            self._send(reply.status, str(reply.body).encode(), content_type=reply.content_type)
+        elif reply.kind == "failed":
+            self._failed(request, reply.message)
         else:
             self._turn(request, reply)
 
@@ -132,7 +136,7 @@ class Handler(BaseHTTPRequestHandler):
             extra["retry-after"] = f"{reply.retry_after:g}"
             extra["retry-after-ms"] = str(int(reply.retry_after * 1000))
         if fault.isdigit():
-            self._error(int(fault), f"fakeapi fault {fault}", extra=extra)
+            self._error(int(fault), reply.message or f"fakeapi fault {fault}", extra=extra)
         elif fault == "hang":
             self.server.api._stop.wait(reply.seconds)  # bounded, and close() ends it at once
             self.close_connection = True
@@ -154,6 +158,23 @@ class Handler(BaseHTTPRequestHandler):
                 self._sse(openai_wire.response_failed_events(model=model, request=request.json or {}))
             else:
                 self._sse(anthropic_wire.stream_error_events(model=model))
+
+    def _failed(self, request: Recorded, message: str) -> None:
+        """A 200 whose body (or stream) says the request failed, in the shape of the endpoint called."""
+        model = request.model or "fake-model"
+        if request.path == "/v1/responses":
+            if request.stream:
+                self._sse(openai_wire.response_failed_events(model=model, request=request.json or {},
+                                                             message=message))
+            else:
+                self._json(200, openai_wire.failed_response(model=model, request=request.json or {},
+                                                            message=message))
+        elif request.path == "/v1/chat/completions":
+            self._json(200, openai_wire.error_body(500, message))
+        elif request.stream:
+            self._sse(anthropic_wire.stream_error_events(model=model, error=message))
+        else:
+            self._json(200, anthropic_wire.error_body(500, message))
 
     def _truncated(self, request: Recorded) -> None:
         """A 200 that stops half-way: half the SSE events without the closing chunk, or half a JSON body."""

@@ -107,12 +107,22 @@ def response_events(reply: Reply, *, model: str, usage: dict[str, int],
     return [(event["type"], {**event, "sequence_number": n}) for n, event in enumerate(out)]
 
 
-def response_failed_events(*, model: str, request: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+def failed_response(*, model: str, request: dict[str, Any], message: str,
+                    response_id: str | None = None) -> dict[str, Any]:
+    """A Responses object with status "failed" and a server error carrying `message`."""
+    usage = {"input_tokens": 1, "output_tokens": 0, "cache_read_input_tokens": 0, "cache_creation_input_tokens": 0}
+    created = response(Reply.text(""), model=model, usage=usage, request=request, status="in_progress",
+                       response_id=response_id)
+    return {**created, "status": "failed", "error": {"code": "server_error", "message": message}}
+
+
+def response_failed_events(*, model: str, request: dict[str, Any],
+                           message: str = "The server had an error (fakeapi stream_error)"
+                           ) -> list[tuple[str, dict[str, Any]]]:
     """A stream that starts, then fails (`response.failed` with a server error)."""
     usage = {"input_tokens": 1, "output_tokens": 0, "cache_read_input_tokens": 0, "cache_creation_input_tokens": 0}
     created = response(Reply.text(""), model=model, usage=usage, request=request, status="in_progress")
-    failed = {**created, "status": "failed",
-              "error": {"code": "server_error", "message": "The server had an error (fakeapi stream_error)"}}
+    failed = failed_response(model=model, request=request, message=message, response_id=created["id"])
     return [("response.created", {"type": "response.created", "response": created, "sequence_number": 0}),
             ("response.failed", {"type": "response.failed", "response": failed, "sequence_number": 1})]
 

@@ -33,7 +33,9 @@ class Reply:
 
     kind "turn": an assistant turn rendered in the shape of whichever endpoint was called
     (Anthropic message, Responses response, chat completion; JSON or SSE as the request asks).
-    kind "json": `body` sent as is with `status`. kind "fault": one of FAULTS or an HTTP status.
+    kind "json": `body` sent as is with `status`. kind "raw": `body` (text) sent as is with `status` and
+    `content_type`. kind "failed": a 200 that reports a failure with `message` in the endpoint's own shape.
+    kind "fault": one of FAULTS or an HTTP status (with `message` in the provider's error body, if given).
     """
 
     kind: str
@@ -47,6 +49,8 @@ class Reply:
     status: int = 200
     body: Any = None
     headers: Mapping[str, str] = field(default_factory=dict)
+    message: str = ""  # an HTTP-status fault's or a "failed" reply's error message ("": a stock one)
+    content_type: str = "application/json"
 
     # -- model turns ---------------------------------------------------------------------------------------
 
@@ -80,6 +84,26 @@ class Reply:
     def json(cls, body: Any, *, status: int = 200, headers: Mapping[str, str] | None = None) -> Reply:
         """Send `body` as JSON with `status`, whatever the endpoint (for endpoints with no turn shape)."""
         return cls(kind="json", body=body, status=status, headers=dict(headers or {}))
+
+    @classmethod
+    def raw(cls, body: str, *, status: int = 200, content_type: str = "text/plain; charset=utf-8") -> Reply:
+        """Send `body` verbatim (e.g. a proxy's error page, or a body that echoes what the client sent)."""
+        return cls(kind="raw", body=body, status=status, content_type=content_type)
+
+    @classmethod
+    def error(cls, status: int, message: str, *, retry_after: float | None = None) -> Reply:
+        """An HTTP error `status` whose body, in the provider's error shape, carries `message` (e.g. a 401
+        that echoes the key it was sent, as some gateways do)."""
+        if not 400 <= status <= 599:
+            raise ValueError(f"status {status} is not an HTTP error; use 400-599")
+        return cls(kind="fault", failure=str(status), message=message, retry_after=retry_after)
+
+    @classmethod
+    def failed(cls, message: str) -> Reply:
+        """A 200 that reports a failure: a Responses object with status "failed" (its `error.message` is
+        `message`), an Anthropic `{"type": "error"}` body, or a chat-completions `{"error": …}` body; streamed
+        requests get the stream that starts and then fails with `message`."""
+        return cls(kind="failed", message=message)
 
     @classmethod
     def fault(cls, fault: str, *, retry_after: float | None = None, seconds: float = 30.0) -> Reply:

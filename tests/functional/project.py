@@ -115,18 +115,57 @@ class Project:
         log = self.root / "calls.log"
         return log.read_text().splitlines() if log.exists() else []
 
-    def run(self, *args: str, env: dict[str, str] | None = None, cmd: list[str] | None = None) -> Run:
-        """Run `skillmake ARGS` (or `cmd`) in the project; count the agent calls it caused."""
+    def run(self, *args: str, env: dict[str, str] | None = None, cmd: list[str] | None = None,
+            check_views: bool = True) -> Run:
+        """Run `skillmake ARGS` (or `cmd`) in the project; count the agent calls it caused. After a run that
+        finished, every cell folder must be a faithful view of what report.json says (assert_views_match)."""
         before = len(self.calls())
         full_env = dict(os.environ, **(env or {}))
         argv = cmd or [sys.executable, "-m", "skillmake", *args]
         proc = subprocess.run(argv, cwd=self.root, env=full_env, capture_output=True, text=True, timeout=300)
         trials, grades = summary_counts(proc.stdout)
+        if check_views and proc.returncode in (0, 1):
+            assert_views_match_reports(self.root)
         return Run(code=proc.returncode, out=proc.stdout, err=proc.stderr,
                    agent_calls=len(self.calls()) - before, trials=trials, grades=grades)
 
 
 def summary_counts(out: str) -> tuple[int, int]:
     """(trials ran, grades ran) from the closing line; (0, 0) for the nothing-stale line or no run."""
-    m = re.search(r"ran (\d+) trials .*? and (\d+) grades", out)
+    m = re.search(r"ran (\d+) trials\b.*? and (\d+) grades", out)
     return (int(m.group(1)), int(m.group(2))) if m else (0, 0)
+
+
+def assert_views_match_reports(root: Path) -> int:
+    """Every cell of every report.json has its own folder runs/<spec>/<case>/<arm>/trial-<k>/ whose trial.json
+    and grade.json carry the report's keys for that cell and the cell's own labels; no other cell folder
+    exists. Returns how many cells were checked."""
+    import orjson
+
+    state = root / ".skillmake"
+    checked = 0
+    for report_file in sorted((state / "reports").glob("*/report.json")):
+        report = orjson.loads(report_file.read_bytes())
+        spec = report["spec"]["name"]
+        expected = set()
+        for row in report["rows"]:
+            cells = [state / "runs" / spec / row["case"] / row["arm"] / f"trial-{i}" for i in range(row["expected"])]
+            expected.update(cells)
+            if len(row["trial_keys"]) != row["expected"]:  # some trials have no grade: their folders still exist
+                assert all(f.is_dir() for f in cells), cells
+                continue
+            for i, (tkey, gkey) in enumerate(zip(row["trial_keys"], row["grade_keys"], strict=True)):
+                folder = cells[i]
+                trial = orjson.loads((folder / "trial.json").read_bytes())
+                grade = orjson.loads((folder / "grade.json").read_bytes())
+                labels = {"spec": spec, "case": row["case"], "arm": row["arm"], "k": i}
+                assert {k: trial["labels"][k] for k in labels} == labels, folder
+                assert {k: grade["labels"][k] for k in labels} == labels, folder
+                assert (trial["key"], grade["key"], grade["trial_key"]) == (tkey, gkey, tkey), folder
+                for name in ("grading.json", "timing.json", "output.txt"):
+                    assert (folder / name).is_file(), folder / name
+                assert (folder / "workspace").is_dir(), folder
+                checked += 1
+        present = set((state / "runs" / spec).glob("*/*/trial-*"))
+        assert present <= expected | {p for p in present if p.name.startswith(".")}, present - expected
+    return checked

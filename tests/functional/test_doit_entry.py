@@ -118,7 +118,7 @@ def test_skillmake_front_end_needs_no_dodo(tmp_path: Path) -> None:
     assert "would run 8 trials" in explained.out  # with_skill and alt (which installs the skill)
     report = p.run("report")  # re-renders what is stored; the stale trials have no grade yet
     assert report.code == 1 and report.agent_calls == 0
-    assert "beta: 8 trial(s) have no grade yet" in report.err
+    assert "beta: 8 of 12 trials have no grade" in report.err
 
 
 def test_repository_dodo_runs_the_examples(repo: Path, tmp_path: Path) -> None:

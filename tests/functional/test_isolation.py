@@ -74,10 +74,14 @@ def test_trials_are_isolated(tmp_path: Path) -> None:
     run = p.run(env=env)
     runs = root / ".skillmake" / "runs" / "iso"
 
-    # env: fresh, empty HOME inside the kept trial folder; no API keys or stray variables.
+    # env: fresh, empty HOME beside a fresh workspace, in a folder of this trial key and this run only
+    # (removed afterwards); no API keys or stray variables.
     seen = json.loads((runs / "env" / "with_skill" / "trial-0" / "output.txt").read_text())
-    assert seen["home"] == str(runs / "env" / "with_skill" / "trial-0" / "home")
-    assert seen["cwd"] == str(runs / "env" / "with_skill" / "trial-0" / "workspace")
+    work = root / ".skillmake" / "work"
+    scratch = Path(seen["cwd"]).parent
+    assert scratch.parent == work and Path(seen["home"]) == scratch / "home"
+    assert seen["cwd"] == str(scratch / "workspace")
+    assert not scratch.exists()  # the view under runs/ is a checkout of the store, not the place it ran
     assert seen["home_empty"]
     assert "ANTHROPIC_API_KEY" not in seen["keys"] and "SOME_USER_VAR" not in seen["keys"]
     assert "SKILLMAKE_PROMPT" in seen["keys"] and "PIDFILE" in seen["keys"]

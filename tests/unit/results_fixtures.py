@@ -27,26 +27,31 @@ def _d(*parts: Any) -> str:
 
 
 def trial_record(case: str, arm: str, k: int, *, tokens: int | None = 1000, cost: float | None = 0.01,
-                 ms: float = 2000.0, salt: str = "") -> dict[str, Any]:
+                 ms: float = 2000.0, salt: str = "", outcome: str = "completed", error: str | None = None,
+                 run_id: str | None = None) -> dict[str, Any]:
     record = {
         "schema": "skillmake/trial-record@1", "kind": "trial", "key": _d("trial", case, arm, k, salt),
         "inputs": {"key_version": 1, "skill": _d("skill", salt) if arm == WITH_SKILL else None,
                    "run": _d("run", case), "agent": _d("agent"), "k": k},
         "labels": {"spec": "shout", "skill": "shout", "case": case, "arm": arm, "k": k},
         "agent": {"kind": "command", "model": None, "version": None},
-        "outcome": "completed", "error": None, "exit_code": 0,
+        "outcome": outcome, "error": error, "exit_code": 0 if outcome == "completed" else None,
         "outputs": {"output": _d("out", case, arm, k), "stdout": _d("out", case, arm, k),
                     "stderr": _d("err"), "transcript": None, "files": {}},
         "usage": {"input_tokens": None if tokens is None else tokens - 100,
                   "output_tokens": None if tokens is None else 100, "cost_usd": cost},
         "timing": {"started": "2026-11-22T20:00:00Z", "duration_ms": ms},
     }
+    if run_id is not None:
+        record["run_id"] = run_id
     validate_record("trial-record.schema.json", record, what="fixture trial")
     return record
 
 
 def grade_record(trial: dict[str, Any], outcome: str, *verdicts: tuple[str, bool, str],
-                 score: float | None = None, judge_tokens: int | None = None, salt: str = "") -> dict[str, Any]:
+                 score: float | None = None, judge_tokens: int | None = None, salt: str = "",
+                 error: str | None = None, run_id: str | None = None, cost: float | None = None) -> dict[str, Any]:
+    """A grade of `trial`; an error/timeout grade carries the trial's error (else "boom") unless given one."""
     labels = trial["labels"]
     expectations = [{"text": f"check {i}", "passed": p, "evidence": ev, "source": "check", "id": i}
                     for i, p, ev in verdicts]
@@ -57,11 +62,14 @@ def grade_record(trial: dict[str, Any], outcome: str, *verdicts: tuple[str, bool
         "trial_key": trial["key"],
         "inputs": {"key_version": 1, "outputs": _d("outs", trial["key"]), "grade": _d("g", labels["case"], salt),
                    "judge": _d("judge")},
-        "labels": dict(labels), "outcome": outcome, "error": "boom" if outcome == "error" else None,
+        "labels": dict(labels), "outcome": outcome,
+        "error": error or (trial["error"] or "boom" if outcome in ("error", "timeout") else None),
         "score": score, "expectations": expectations,
-        "usage": {"total_tokens": judge_tokens} if judge_tokens is not None else {},
+        "usage": {k: v for k, v in (("total_tokens", judge_tokens), ("cost_usd", cost)) if v is not None},
         "timing": {"started": "2026-11-22T20:00:05Z", "duration_ms": 500.0},
     }
+    if run_id is not None:
+        record["run_id"] = run_id
     validate_record("grade-record.schema.json", record, what="fixture grade")
     return record
 

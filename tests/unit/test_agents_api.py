@@ -11,6 +11,7 @@ import pytest
 from skillmake import pricing, settings
 from skillmake.agents import AgentResult, TrialRequest, api_call, get_agent
 from skillmake.model import AgentConfig, Case, Skill, Spec
+from skillmake.redact import REDACTED
 from tests.fakeapi import FakeAPI, Reply
 
 KEY = "sk-test-0123456789abcdef-secret"
@@ -208,3 +209,59 @@ def test_prices_match_the_longest_prefix() -> None:
     assert pricing.cost_usd("unknown-model", input_tokens=1, output_tokens=1) is None
     assert pricing.cost_usd("claude-haiku-4-5", input_tokens=1_000_000, output_tokens=0,
                             cache_read_tokens=1_000_000, cache_creation_tokens=1_000_000) == pytest.approx(2.35)
+
+
+# -- errors that echo the key (issue 13): redacted everywhere the result carries text ----------------------
+
+def assert_key_redacted(result: AgentResult) -> None:
+    assert result.outcome == "error" and result.error is not None
+    assert REDACTED in result.error, "the key was not echoed into the error: this test proves nothing"
+    for text in (result.error, result.output, repr(result)):
+        assert KEY not in text and KEY[:10] not in text
+    for data in (result.stdout, result.stderr, result.transcript or b""):
+        assert KEY.encode() not in data and KEY[:10].encode() not in data
+    json.loads(result.transcript or b"")  # still a readable transcript
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_200_that_reports_a_failure_echoing_the_key_is_redacted(api: FakeAPI, tmp_path: Path, kind: str) -> None:
+    api.enqueue(Reply.failed(f"upstream refused the key {KEY}"), endpoint=ENDPOINT[kind])
+    result = run(kind, tmp_path)
+    assert_key_redacted(result)
+    assert REDACTED.encode() in (result.transcript or b"")  # the failed body is kept, redacted
+    assert api.count() == 1
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_non_json_body_echoing_the_key_is_redacted(api: FakeAPI, tmp_path: Path, kind: str) -> None:
+    api.enqueue(Reply.raw(f"<html>bad key {KEY}</html>", content_type="text/html"), endpoint=ENDPOINT[kind])
+    result = run(kind, tmp_path)
+    assert_key_redacted(result)
+    assert "not JSON (text/html" in (result.error or "")
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_non_json_body_cut_inside_the_key_leaves_no_piece(api: FakeAPI, tmp_path: Path, kind: str) -> None:
+    # The error quotes the body's first 80 characters: here the cut falls inside the key.
+    api.enqueue(Reply.raw("x" * 62 + KEY, content_type="text/plain"), endpoint=ENDPOINT[kind])
+    result = run(kind, tmp_path)
+    assert result.outcome == "error" and KEY[:10] not in (result.error or "")
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_401_echoing_the_key_is_redacted(api: FakeAPI, tmp_path: Path, kind: str) -> None:
+    api.enqueue(Reply.error(401, f"invalid x-api-key: {KEY}"), endpoint=ENDPOINT[kind])
+    result = run(kind, tmp_path)
+    assert_key_redacted(result)
+    assert "check" in (result.error or "") and "API_KEY" in (result.error or "")
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_retried_failures_echoing_the_key_are_redacted_in_the_attempts(api: FakeAPI, tmp_path: Path,
+                                                                       waits: list[float], kind: str) -> None:
+    api.enqueue(Reply.error(529, f"overloaded ({KEY})"), Reply.failed(f"gave up on {KEY}"),
+                endpoint=ENDPOINT[kind])
+    result = run(kind, tmp_path)
+    assert_key_redacted(result)
+    attempts = json.loads(result.transcript or b"")["failed_attempts"]
+    assert len(attempts) == 1 and REDACTED in attempts[0]["error"]

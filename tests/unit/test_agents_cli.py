@@ -261,7 +261,7 @@ def _request(tmp_path: Path, kind: str, *, skill: bool = True, env: dict[str, st
     write(project / "skills" / "shout" / "refs" / "a.txt", "x")
     agent_env = json.dumps({k: v for k, v in env.items()})
     write(project / "s.eval.yaml", f"skill: skills/shout\nagent: {{kind: {kind}, model: m-1, env: {agent_env}}}\n"
-                                   "cases:\n  - id: c\n    prompt: hi\n")
+                                   "cases:\n  - id: c\n    prompt: hi\n    checks: [{type: min_length, length: 1}]\n")
     spec = load_spec(str(project / "s.eval.yaml"))
     ws, home = tmp_path / "ws", tmp_path / "trial-home"  # tmp_path/home is the test HOME (conftest)
     ws.mkdir()

@@ -58,6 +58,16 @@ def test_contains_and_not_contains() -> None:
     assert hit["evidence"].startswith("'Error' found at char 3:")
 
 
+@pytest.mark.parametrize("files", [None, {"out.txt": b""}], ids=["output", "file"])
+def test_empty_text_passes_not_contains_and_fails_contains(files: dict[str, bytes] | None) -> None:
+    """Issue 13: an empty output contains no needle, so `not_contains` holds; an empty output is not a failure of
+    every check (only of those that need content)."""
+    target = "out.txt" if files else None
+    assert run(mk("not_contains", needle="Error", file=target), "", files)["passed"] is True
+    assert run(mk("not_matches", pattern="Error", file=target), "", files)["passed"] is True
+    assert run(mk("contains", needle="Error", file=target), "", files)["passed"] is False
+
+
 def test_icontains() -> None:
     assert run(mk("icontains", needle="hello"), "HELLO")["passed"]
     miss = run(mk("icontains", needle="bye"), "HELLO")

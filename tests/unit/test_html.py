@@ -92,7 +92,7 @@ def test_page_is_well_formed_and_self_contained() -> None:
 
 
 def test_title_verdict_and_arm_numbers() -> None:
-    report = report_for()
+    report = report_for(thresholds=Thresholds(min_pass_rate=0.5))
     page = html_report(report)
     tags = parse(page)
     text = " ".join(tags.text)
@@ -153,11 +153,27 @@ def test_markup_in_names_is_escaped() -> None:
     report = copy.deepcopy(report_for())
     report["spec"]["name"] = "<img src=x onerror=alert(1)>"
     report["thresholds"] = [{"spec": "s", "metric": "min_pass_rate", "arm": WITH_SKILL, "value": 0.1,
-                              "threshold": 0.9, "passed": False, "message": "<i>gate</i>", "case": None}]
+                              "threshold": 0.9, "passed": True, "message": "<u>met</u>", "case": None}]
+    report["verdict"] = {"passed": False, "reasons": ["<i>gate</i>"]}
     report["passed"] = False
     page = html_report(report)
     assert "<img" not in page and "<i>" not in page and "&lt;i&gt;gate&lt;/i&gt;" in page
+    assert "<u>" not in page and "&lt;u&gt;met&lt;/u&gt;" in page
     parse(page)
+
+
+def test_banner_lists_every_reason_of_the_verdict() -> None:
+    """The banner shows the report's verdict, not the thresholds alone: an error trial fails the page."""
+    t = trial_record("greeting", WITH_SKILL, 0, outcome="error", error="API 500: overloaded")
+    spec = make_spec(trials=1, baseline=False, cases=("greeting",), thresholds=Thresholds(min_pass_rate=0.0))
+    report = build_report(spec, [t], [grade_record(t, "error")], generated=TS)
+    assert report["thresholds"][0]["passed"] and not report["verdict"]["passed"]
+    page = html_report(report)
+    text = " ".join(parse(page).text)
+    assert "FAILED" in text and 'class="verdict fail"' in page
+    for reason in report["verdict"]["reasons"]:
+        assert reason in text
+    assert "API 500: overloaded" in text and "1 threshold(s) met" in text
 
 
 def test_delta_against_previous() -> None:

@@ -91,3 +91,24 @@ def test_grade_part_covers_checks_and_judges_but_not_run_inputs(tmp_path: Path) 
     assert grade_part(loaded(path), loaded(path).cases[0]).digest != base
     path.write_text(SPEC.replace("timeout: 30", "timeout: 5").replace("trials: 2", "trials: 7"))
     assert grade_part(loaded(path), loaded(path).cases[0]).digest == base
+
+
+def test_grade_part_covers_the_content_of_the_files_checks_read(tmp_path: Path) -> None:
+    """Issue 13: a python check's script and a json_schema check's schema_file are grade inputs by content."""
+    spec = SPEC.replace("checks: [{type: contains, needle: x}]",
+                        "checks: [{type: python, script: checks/c.py}, "
+                        "{type: json_schema, file: out.json, schema_file: checks/s.json}]")
+    path = project(tmp_path, spec)
+    (tmp_path / "checks").mkdir()
+    (tmp_path / "checks/c.py").write_text("assert output\n")
+    (tmp_path / "checks/s.json").write_text('{"type": "object"}\n')
+    base = grade_part(loaded(path), loaded(path).cases[0]).digest
+    (tmp_path / "checks/c.py").write_text("assert 'x' in output\n")
+    after_script = grade_part(loaded(path), loaded(path).cases[0]).digest
+    assert after_script != base
+    (tmp_path / "checks/s.json").write_text('{"type": "array"}\n')
+    after_schema = grade_part(loaded(path), loaded(path).cases[0]).digest
+    assert after_schema not in (base, after_script)
+    (tmp_path / "checks/c.py").write_text("assert output\n")
+    (tmp_path / "checks/s.json").write_text('{"type": "object"}\n')
+    assert grade_part(loaded(path), loaded(path).cases[0]).digest == base

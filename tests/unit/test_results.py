@@ -266,8 +266,12 @@ def test_junit_xml() -> None:
     baseline = cases[("shout.without_skill", "greeting")]
     assert baseline.find("failure") is None
     assert baseline.findtext("system-out", "").startswith("baseline: 0/2 trials passed\ntrial 0: [shouts]")
-    gate = cases[("shout.thresholds", "thresholds")].find("failure")
+    gate = cases[("shout.verdict", "verdict")].find("failure")
     assert gate is not None and gate.text == "shout: with_skill pass rate 0.75 < min_pass_rate 0.90"
+    assert gate.get("message") == report["verdict"]["reasons"][0]
+    ok = ET.fromstring(junit_xml([report_for(thresholds=Thresholds(min_pass_rate=0.75))]))
+    assert ok.get("failures") == "1"  # question × with_skill only: the verdict testcase passes
+    assert next(c for c in ok.iter("testcase") if c.get("name") == "verdict").find("failure") is None
 
 
 # --- terminal summary ---------------------------------------------------------------------------
@@ -276,13 +280,13 @@ def test_summary_table() -> None:
     report = report_for(thresholds=Thresholds(min_pass_rate=0.9))
     text = render_summary([report], ran=8, reused=0, seconds=12.34)
     lines = text.splitlines()
-    assert lines[0] == "shout (shout, 2 trial(s) per case): FAILED"
+    assert lines[0] == "shout (shout, 2 trial(s) per case): FAILED — with_skill pass rate 0.75 < min_pass_rate 0.90"
     assert lines[1].split() == ["case", "arm", "passed", "pass@2", "Δ", "base"]
     assert lines[2].split() == ["greeting", "with_skill", "2/2", "1.00", "+1.00"]
     assert lines[4].split() == ["question", "with_skill", "1/2", "1.00", "+0.50"]
     assert "baseline Δ +0.75" in lines[6]
     assert lines[7] == "  ✗ shout: with_skill pass rate 0.75 < min_pass_rate 0.90"
-    assert lines[8] == "ran 8, reused 0 · 12.3s · 10,000 tokens · $0.0800"
+    assert lines[8] == "ran 8, reused 0 · 12.3s · results cost: 10,000 tokens $0.0800"
 
 
 def test_summary_against_previous_and_nothing_changed() -> None:
@@ -292,6 +296,9 @@ def test_summary_against_previous_and_nothing_changed() -> None:
     q = next(line for line in text.splitlines() if "question" in line and WITH_SKILL in line)
     assert q.split()[-1] == "+0.50"
     one = render_summary([before], previous={"shout": before}, ran=0, reused=8)
+    assert one == "nothing changed: 1 spec(s), 4 cell(s) up to date; 1 failing: shout"  # question 1/2, no gate set
+    green = build_report(make_spec(thresholds=Thresholds(min_pass_rate=0.5)), *scenario())
+    one = render_summary([green], previous={"shout": green}, ran=0, reused=8)
     assert one == "nothing changed: 1 spec(s), 4 cell(s) up to date; all gates pass"
 
 
@@ -325,12 +332,15 @@ def test_read_report_treats_corrupt_files_as_missing(tmp_path: Path) -> None:
 def test_append_history(tmp_path: Path) -> None:
     path = tmp_path / "history.jsonl"
     report = report_for()
-    append_history(path, history_row(report, ts="t1"))
+    changed = report_for(thresholds=Thresholds(min_pass_rate=0.5))
+    assert append_history(path, history_row(report, ts="t1"))
     with path.open("ab") as f:
         f.write(b'{"torn": ')  # a crash mid-append elsewhere
-    append_history(path, history_row(report, ts="t2"))
+    assert not append_history(path, history_row(report, ts="t2"))  # the last readable row has its digest
+    assert append_history(path, history_row(changed, ts="t3"))
+    assert append_history(path, history_row(report, ts="t4"))  # back again is a change too
     rows = read_history(path.read_bytes())
-    assert [r["ts"] for r in rows] == ["t1", "t2"]
+    assert [r["ts"] for r in rows] == ["t1", "t3", "t4"]
     with pytest.raises(RecordError):
         append_history(path, {"ts": "x"})
 
@@ -346,3 +356,140 @@ def test_publish_writes_files_and_compares_with_previous(tmp_path: Path) -> None
     assert second.previous == first.report
     assert [(c.case, c.arm) for c in second.comparison.regressed] == [("question", WITH_SKILL)]
     assert [r["ts"] for r in read_history((folder / "history.jsonl").read_bytes())] == ["t1", "t2"]
+
+
+def test_publish_appends_a_history_row_only_when_the_report_changed(tmp_path: Path) -> None:
+    """`skillmake report` twice, or a failing spec's no-op run, adds nothing; each changed run adds one row."""
+    from skillmake.results import publish
+
+    folder = tmp_path / "reports/shout"
+    history = folder / "history.jsonl"
+    first = publish(folder, make_spec(), *scenario(), now="t1", run_id="run-1")
+    assert first.appended and not first.report["verdict"]["passed"]  # question fails 1 of 2: no gate set
+    again = publish(folder, make_spec(), *scenario(), now="t2", run_id="run-2")
+    assert not again.appended
+    assert [r["ts"] for r in read_history(history.read_bytes())] == ["t1"]
+    changed = publish(folder, make_spec(), *scenario(question_with=(True, True)), now="t3", run_id="run-3")
+    assert changed.appended
+    rows = read_history(history.read_bytes())
+    assert [(r["ts"], r["gates_passed"]) for r in rows] == [("t1", False), ("t3", True)]
+    assert rows[-1]["digest"] == report_digest(changed.report)
+    history.write_bytes(history.read_bytes() + b'{"schema": "skillmake/hist')  # torn last line
+    assert not publish(folder, make_spec(), *scenario(question_with=(True, True)), now="t4").appended
+
+
+def test_last_history_row_reads_the_tail_and_passes_over_a_torn_line(tmp_path: Path) -> None:
+    from skillmake.results.files import last_history_row
+
+    path = tmp_path / "history.jsonl"
+    assert last_history_row(path) is None
+    rows = [history_row(report_for(), ts=f"t{i}") for i in range(400)]  # ~120 KB: more than the tail read
+    path.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in rows) + b'{"ts": "torn')
+    last = last_history_row(path)
+    assert last is not None and last["ts"] == "t399"
+
+
+def test_report_digest_ignores_run_id_and_what_was_spent() -> None:
+    trials, grades = scenario()
+    for r in [*trials, *grades]:
+        r["run_id"] = "run-1"
+    a = build_report(make_spec(), trials, grades, generated="2026-01-01T00:00:00Z", run_id="run-1")
+    b = build_report(make_spec(), trials, grades, generated="2026-02-02T00:00:00Z", run_id="run-2")
+    c = build_report(make_spec(), trials, grades)
+    assert a["usage"]["spent"] != b["usage"]["spent"] and c["usage"]["spent"] is None
+    assert report_digest(a) == report_digest(b) == report_digest(c)
+
+
+# --- one number, one source: grading.json and benchmark.json ------------------------------------
+
+def test_grading_pass_rate_of_a_pass_without_expectations_is_one() -> None:
+    t = trial_record("greeting", WITH_SKILL, 0)
+    out = grading_json(grade_record(t, "pass"))
+    assert out["summary"] == {"passed": 0, "failed": 0, "total": 0, "pass_rate": 1.0}
+    assert grading_json(grade_record(t, "fail"))["summary"]["pass_rate"] == 0.0
+
+
+@pytest.mark.parametrize("outcome", ["pass", "fail", "judge_error", "error", "cheat"])
+def test_benchmark_and_grading_agree_on_every_run(outcome: str) -> None:
+    """benchmark.json's assertions and per-run pass rates are grading.json's, whatever the outcome."""
+    t = trial_record("greeting", WITH_SKILL, 0)
+    verdicts = [("shouts", True, "HELLO"), ("len", outcome == "pass", "12 chars")] if outcome != "error" else []
+    why = "judge reply had no verdict" if outcome == "judge_error" else None
+    grade = grade_record(t, outcome, *verdicts, error=why)
+    grading = grading_json(grade)
+    spec = make_spec(trials=1, baseline=False, cases=("greeting",))
+    bench = benchmark_json(spec, [t], [grade], timestamp=TS)
+    validate_record("benchmark.schema.json", bench, what="benchmark")
+    config = bench["iterations"][0]["configurations"][0]
+    assertions = config["tests"][0]["assertions"]
+    assert [a["pass_rate"] == 1.0 for a in assertions] == [e["passed"] for e in grading["expectations"]]
+    assert config["overall"]["pass_rate"] == grading["summary"]["pass_rate"]
+    if outcome == "judge_error":
+        assert grading["expectations"][-1] == {"text": "the judge returned a usable verdict", "passed": False,
+                                               "evidence": "judge_error: judge reply had no verdict"}
+        assert assertions[-1] == {"name": "the judge returned a usable verdict", "pass_rate": 0.0,
+                                  "details": "passed 0/1 runs"}
+
+
+# --- cost: spent this run vs reused ---------------------------------------------------------------
+
+def runs_of(trials: list[dict[str, Any]], grades: list[dict[str, Any]], *, now: str) -> None:
+    """question's records were produced by run `now`; greeting's by an earlier run."""
+    for r in [*trials, *grades]:
+        r["run_id"] = now if r["labels"]["case"] == "question" else "run-0"
+
+
+def test_report_splits_usage_into_spent_and_reused() -> None:
+    trials, grades = scenario()
+    grades[0]["usage"] = {"total_tokens": 50, "cost_usd": 0.005}  # greeting, reused
+    runs_of(trials, grades, now="run-1")
+    report = build_report(make_spec(), trials, grades, run_id="run-1")
+    validate_record("report.schema.json", report, what="report")
+    usage = report["usage"]
+    assert (usage["spent"]["total_tokens"], usage["spent"]["cost_usd"], usage["spent"]["records"]) == (5000, 0.04, 8)
+    assert (usage["reused"]["total_tokens"], usage["reused"]["cost_usd"]) == (5050, 0.045)
+    assert usage["total"]["total_tokens"] == usage["spent"]["total_tokens"] + usage["reused"]["total_tokens"]
+    assert report["run_id"] == "run-1"
+
+
+def test_footer_shows_spent_apart_from_reused() -> None:
+    trials, grades = scenario()
+    runs_of(trials, grades, now="run-1")
+    report = build_report(make_spec(), trials, grades, run_id="run-1")
+    footer = render_summary([report], ran=4, reused=4, seconds=3.0, run_id="run-1").splitlines()[-1]
+    assert footer == ("ran 4, reused 4 · 3.0s · spent this run: 5,000 tokens $0.0400 · "
+                      "reused: 5,000 tokens $0.0400 saved")
+    noop = build_report(make_spec(), trials, grades, run_id="run-2")
+    footer = render_summary([noop], ran=0, reused=8, run_id="run-2").splitlines()[-1]
+    assert footer == "ran 0, reused 8 · reused: 10,000 tokens $0.0800 saved"
+    assert render_summary([report]).splitlines()[-1] == "results cost: 10,000 tokens $0.0800"
+    # A report built for another run cannot say what this one spent: the total only.
+    assert render_summary([noop], run_id="run-1").splitlines()[-1] == "results cost: 10,000 tokens $0.0800"
+
+
+def test_footer_with_nothing_spent_or_known() -> None:
+    t = trial_record("greeting", WITH_SKILL, 0, tokens=None, cost=None, run_id="run-1")
+    spec = make_spec(trials=1, baseline=False, cases=("greeting",))
+    report = build_report(spec, [t], [grade_record(t, "pass", run_id="run-1")], run_id="run-1")
+    assert render_summary([report], ran=1, reused=0, run_id="run-1").splitlines()[-1] == "ran 1, reused 0"
+
+
+def test_a_record_shared_by_two_cells_costs_once() -> None:
+    """Cells with identical inputs share one record: it ran once, so it is spent (and counted) once."""
+    spec = make_spec(trials=1, baseline=False)
+    shared = trial_record("greeting", WITH_SKILL, 0, run_id="run-1")
+    relabelled = dict(shared, labels=dict(shared["labels"], case="question"))
+    grades = [grade_record(shared, "pass", run_id="run-1"), grade_record(relabelled, "pass", run_id="run-1")]
+    report = build_report(spec, [shared, relabelled], grades, run_id="run-1")
+    assert report["counts"]["graded"] == 2
+    assert report["usage"]["agent"]["records"] == 1 and report["usage"]["spent"]["total_tokens"] == 1000
+    assert report["arms"][WITH_SKILL]["usage"]["agent"]["total_tokens"] == 1000
+
+
+def test_ungraded_and_stale_trials_in_usage() -> None:
+    """A trial that ran but has no grade yet still cost; a trial of a case the spec no longer has did not."""
+    spec = make_spec(trials=1, baseline=False)
+    ran = trial_record("greeting", WITH_SKILL, 0, run_id="run-1")
+    gone = trial_record("removed", WITH_SKILL, 0, run_id="run-1")
+    report = build_report(spec, [ran, gone], [], run_id="run-1")
+    assert report["usage"]["spent"]["total_tokens"] == 1000 and report["usage"]["agent"]["records"] == 1

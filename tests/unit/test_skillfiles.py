@@ -20,7 +20,7 @@ def make(root: Path, system_prompt: str | None = None) -> Path:
     (root / "skills/s/__pycache__/x.pyc").write_bytes(b"\0")
     extra = f"system_prompt: {system_prompt}\n" if system_prompt else ""
     (root / "p.eval.yaml").write_text("skill: skills/s\nagent: {kind: anthropic}\n" + extra +
-                                      "cases: [{id: a, prompt: hi}]\n")
+                                      "cases: [{id: a, prompt: hi, checks: [{type: contains, needle: hi}]}]\n")
     return root / "p.eval.yaml"
 
 

@@ -1,0 +1,175 @@
+"""Cell views: each runs/<spec>/<case>/<arm>/trial-<k>/ is a checkout of the records that cell maps to now.
+
+Records are shared by content (two cells with the same inputs share one trial record), so a cell's folder
+is never written by the code path that happened to execute. After every run and every `skillmake report`,
+each cell's folder is rebuilt from the store, labelled with the cell's own identity, as DVC's checkout makes
+a workspace a view of its cache. A folder whose records did not change is left as it is (a stamp says so);
+folders of cells that no longer exist are removed.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from . import atomic, fstree
+from . import grade as grading
+from . import trial as trials
+from .canonical import digest_json
+from .model import Arm, Case, Spec
+from .project import Project
+from .store import GRADE_SCHEMA, TRIAL_SCHEMA
+from .workspace import materialize, trial_dir
+
+STAMP = ".view.json"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Cell:
+    """One cell (spec, case, arm, k) and the trial key it maps to now."""
+
+    spec: Spec
+    case: Case
+    arm: Arm
+    k: int
+    key: str
+
+    @property
+    def name(self) -> str:
+        return f"{self.spec.name}/{self.case.id}/{self.arm.name}/{self.k}"
+
+    @property
+    def labels(self) -> dict[str, Any]:
+        return {"spec": self.spec.name, "skill": self.spec.skill.name, "case": self.case.id,
+                "arm": self.arm.name, "k": self.k}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CellRecords:
+    """What a cell shows: its trial record and the grade of it, relabelled for the cell (None: none yet).
+
+    `result` says whether they are results (cached, reused by later runs) or the last failed attempt.
+    """
+
+    cell: Cell
+    trial: dict[str, Any] | None
+    grade: dict[str, Any] | None
+    grade_key: str | None  # set when the grade is a cached result
+
+    @property
+    def stamp(self) -> str:
+        return digest_json({"trial": self.trial, "grade": self.grade})
+
+
+def records_of(project: Project, cell: Cell) -> CellRecords:
+    """The cell's records now: the cached trial result that fits the cell's timeout, else the last attempt of
+    its key (error, timeout); the cached grade of that trial under the case's grading, else its last attempt."""
+    store = project.store
+    trial = store.get_action(cell.key, schema=TRIAL_SCHEMA)
+    if trial is None or not trials.fits(trial, trials.timeout_of(cell.spec, cell.case)):
+        trial = store.get_attempt(cell.key, schema=TRIAL_SCHEMA)
+    if trial is None:
+        return CellRecords(cell=cell, trial=None, grade=None, grade_key=None)
+    key = grading.key_for(cell.spec, cell.case, trial)[0]
+    grade = grading.cached(project, cell.spec, cell.case, trial)
+    grade_key = key if grade is not None else None
+    if grade is None:
+        grade = store.get_attempt(key, schema=GRADE_SCHEMA)
+    # A grade is shared by every trial with the same outputs: in this cell it grades this cell's trial.
+    labels = cell.labels
+    return CellRecords(cell=cell, trial=dict(trial, labels=labels),
+                       grade=dict(grade, labels=labels, trial_key=trial["key"]) if grade is not None else None,
+                       grade_key=grade_key)
+
+
+def checkout(project: Project, cells: Sequence[CellRecords]) -> int:
+    """Make every cell's folder show its records; remove the folders of cells the specs no longer have.
+
+    Returns how many folders were (re)written."""
+    written = 0
+    for rec in cells:
+        if _write_view(project, rec):
+            written += 1
+    for spec in {id(rec.cell.spec): rec.cell.spec for rec in cells}.values():
+        _prune(project.runs_dir / spec.name, spec)
+    return written
+
+
+def _write_view(project: Project, rec: CellRecords) -> bool:
+    c = rec.cell
+    folder = trial_dir(project.runs_dir, c.spec, c.case, c.arm.name, c.k).root
+    stamp = rec.stamp
+    try:
+        if orjson.loads((folder / STAMP).read_bytes()).get("stamp") == stamp:
+            return False
+    except (OSError, orjson.JSONDecodeError, AttributeError):
+        pass
+    fresh = folder.with_name(f".{folder.name}.new-{os.getpid()}")
+    fstree.remove_tree(fresh)
+    fresh.mkdir(parents=True)
+    _fill(project, rec, fresh)
+    atomic.write_bytes(fresh / STAMP, orjson.dumps({"stamp": stamp, "cell": c.name}), durable=False)
+    old = folder.with_name(f".{folder.name}.old-{os.getpid()}")
+    if folder.exists():
+        os.replace(folder, old)
+    os.replace(fresh, folder)
+    fstree.remove_tree(old)
+    return True
+
+
+def _fill(project: Project, rec: CellRecords, folder: Path) -> None:
+    from .results import write_grading, write_timing
+
+    store = project.store
+    trial, grade = rec.trial, rec.grade
+    if trial is None:
+        return
+    _dump(folder / "trial.json", trial)
+    output = store.get(trial["outputs"]["output"])
+    if output is not None:
+        atomic.write_bytes(folder / "output.txt", output, durable=False)
+    write_timing(folder / "timing.json", trial)
+    if grade is not None:
+        _dump(folder / "grade.json", grade)
+        write_grading(folder / "grading.json", grade, trial)
+    tree = store.get_json(trial["workspace"]) if trial.get("workspace") else None
+    if isinstance(tree, dict):
+        materialize(tree, folder / "workspace", store.get)
+    else:
+        (folder / "workspace").mkdir()
+        note = trial.get("workspace_note") or "this trial's workspace was not kept"
+        atomic.write_text(folder / "workspace.txt", note + "\n", durable=False)
+
+
+def _dump(path: Path, record: dict[str, Any]) -> None:
+    atomic.write_bytes(path, orjson.dumps(record, option=orjson.OPT_INDENT_2), durable=False)
+
+
+def _prune(spec_dir: Path, spec: Spec) -> None:
+    """Remove what is not a cell of `spec` now: other cases, arms, trial indexes, and half-written folders."""
+    arms = {a.name for a in spec.arms}
+    cases = {c.id for c in spec.cases}
+    wanted = {f"trial-{k}" for k in range(spec.trials)}
+    for case_dir in _subdirs(spec_dir):
+        if case_dir.name not in cases:
+            fstree.remove_tree(case_dir)
+            continue
+        for arm_dir in _subdirs(case_dir):
+            if arm_dir.name not in arms:
+                fstree.remove_tree(arm_dir)
+                continue
+            for trial_folder in _subdirs(arm_dir):
+                if trial_folder.name not in wanted:
+                    fstree.remove_tree(trial_folder)
+
+
+def _subdirs(folder: Path) -> Iterable[Path]:
+    try:
+        return [p for p in folder.iterdir() if p.is_dir() and not p.is_symlink()]
+    except OSError:
+        return []

@@ -1,0 +1,150 @@
+"""A run never leaves a process behind: after SIGINT, SIGTERM or SIGKILL of `skillmake` (threads or processes)
+or of plain `doit`, no agent, daemon it started, supervisor or doit worker is alive, and nothing was recorded
+as a result of the interrupted trials."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from .project import Project
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="counts processes through /proc")
+
+# Leaves a classic daemon (fork, setsid, fork) and a setsid'd child holding stdout, logs that it started, waits.
+AGENT = '''\
+import os, subprocess, time
+from pathlib import Path
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:
+        fd = os.open(os.devnull, os.O_RDWR)
+        for i in (0, 1, 2):
+            os.dup2(fd, i)
+        time.sleep(60)
+    os._exit(0)
+subprocess.Popen(["sleep", "61"], start_new_session=True)
+with open(Path(__file__).resolve().parent / "calls.log", "a") as log:
+    log.write(os.environ["SKILLMAKE_TRIAL"] + "\\n")
+time.sleep(60)
+print("done")
+'''
+
+SPEC = """\
+skill: skills/s
+agent: {kind: command, command: [python3, agent.py]}
+trials: 3
+cases: [{id: a, prompt: work, checks: [{type: contains, needle: done}]}]
+"""
+
+DODO = '"""Evals of this project."""\nfrom skillmake.dodo import *  # noqa: F403\n'
+
+
+def live(*markers: str) -> list[int]:
+    """Live (non-zombie) processes whose environment holds any of `markers`, read from /proc."""
+    found = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit() or int(name) == os.getpid():
+            continue
+        try:
+            environ = Path(f"/proc/{name}/environ").read_bytes()
+            stat = Path(f"/proc/{name}/stat").read_bytes()
+        except OSError:
+            continue
+        if any(m.encode() in environ for m in markers) and stat[stat.rfind(b")") + 2:][:1] != b"Z":
+            found.append(int(name))
+    return found
+
+
+def _project(tmp_path: Path) -> Project:
+    p = Project.empty(tmp_path / "procs")
+    p.write("agent.py", AGENT)
+    p.write("skills/s/SKILL.md", "body\n")
+    p.write("procs.eval.yaml", SPEC)
+    p.write("dodo.py", DODO)
+    return p
+
+
+def _start(p: Project, argv: list[str], marker: str) -> subprocess.Popen[str]:
+    env = {**os.environ, "RUN_MARKER": marker}  # reaches the run and its doit workers, not the agents
+    proc = subprocess.Popen(argv, cwd=p.root, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while len(p.calls()) < 3:  # every agent has started its daemons
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline, "the agents never started"
+        time.sleep(0.05)
+    return proc
+
+
+def _settle(*markers: str, within: float = 5.0) -> list[int]:
+    deadline = time.monotonic() + within
+    while (left := live(*markers)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return left
+
+
+def _no_result_recorded(p: Project) -> None:
+    assert not list((p.root / ".skillmake" / "actions").rglob("*.json"))  # nothing cached …
+    for kept in (p.root / ".skillmake").rglob("trial.json"):  # … and no kept record says it completed
+        assert '"completed"' not in kept.read_text()
+
+
+MODES = {"thread": ["-n", "3", "-P", "thread"], "process": ["-n", "3", "-P", "process"]}
+
+
+@pytest.mark.parametrize("mode", sorted(MODES))
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_an_interrupted_run_stops_every_process_and_exits_130(tmp_path: Path, mode: str, signum: int) -> None:
+    p = _project(tmp_path)
+    workspace, marker = str(p.root / ".skillmake"), uuid.uuid4().hex
+    proc = _start(p, [sys.executable, "-m", "skillmake", *MODES[mode]], marker)
+    assert len(live(workspace)) >= 12  # per trial: supervisor, agent, daemon, setsid'd sleep
+    t0 = time.monotonic()
+    proc.send_signal(signum)
+    _, err = proc.communicate(timeout=30)
+    assert time.monotonic() - t0 < 10  # no trial is waited for (each would take 60 s)
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err and err.count("skillmake: interrupted; finished trials are kept") == 1
+    assert live(workspace, marker) == []  # gone when the run has exited, not merely soon after
+    _no_result_recorded(p)
+
+
+@pytest.mark.parametrize("mode", sorted(MODES))
+def test_a_killed_run_leaves_no_process_behind(tmp_path: Path, mode: str) -> None:
+    p = _project(tmp_path)
+    workspace, marker = str(p.root / ".skillmake"), uuid.uuid4().hex
+    proc = _start(p, [sys.executable, "-m", "skillmake", *MODES[mode]], marker)
+    proc.kill()
+    proc.communicate(timeout=30)
+    assert _settle(workspace, marker) == []  # agents, their daemons, supervisors and doit workers alike
+    _no_result_recorded(p)
+
+
+@pytest.mark.parametrize("mode", ["serial", "thread"])
+def test_plain_doit_interrupted_exits_130_with_one_line(tmp_path: Path, mode: str) -> None:
+    p = _project(tmp_path)
+    workspace, marker = str(p.root / ".skillmake"), uuid.uuid4().hex
+    if mode == "serial":
+        p.replace("procs.eval.yaml", "trials: 3", "trials: 1")
+    argv = [sys.executable, "-m", "doit", *([] if mode == "serial" else MODES["thread"])]
+    env = {**os.environ, "RUN_MARKER": marker}
+    proc = subprocess.Popen(argv, cwd=p.root, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while len(p.calls()) < (1 if mode == "serial" else 3):
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline, "the agents never started"
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err and "KeyboardInterrupt" not in err
+    assert err.count("interrupted; finished trials are kept") == 1
+    assert live(workspace, marker) == []
+    _no_result_recorded(p)
