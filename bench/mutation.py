@@ -4,7 +4,10 @@ Not part of CI (slow). Copies skillmake/, tests/, schemas/, examples/, docs/ and
 temporary folder (one copy per job; the working tree is never touched, so others may keep editing it), then for
 each core module makes one mutation at a time in the copy and runs the few test files that cover that module:
 
-    python -m pytest -x -q -p no:cacheprovider -n 0 <tests>      (cwd and PYTHONPATH = the copy)
+    pytest -x -q -p no:cacheprovider -n 0 <tests>      (cwd and PYTHONPATH = the copy)
+
+run by a fork server per job: a process that has imported pytest and the SDKs once and forks a child per
+mutant, which imports skillmake afresh from the copy (no bytecode is written, so no stale .pyc).
 
 A mutant is killed when the tests fail (or the module no longer imports), timed out when they run past
 3 x the module's baseline + 10 s, survived when they pass. Mutations, made in the source text at the node's
@@ -15,11 +18,15 @@ position so the rest of the file keeps its formatting:
   - `return x` -> `return None`
   - a statement deleted (replaced by `pass`): calls, raise, augmented assignments, break/continue, stores
     into attributes or items, and re-assignments of a name already bound in the function
-A line ending in `# pragma: no mutate` is left alone.
+A line ending in `# pragma: no mutate` is left alone. The same change on two identical lines of a file is told
+apart by its order: the second shows as `… → mutated ⟨2⟩`.
 
-Before the mutants, each module gets a baseline run (tests failing on the unmutated copy, e.g. because the
-working tree is mid-edit, are deselected and named) and a canary (the module made to raise on import; the
-tests must fail, which proves the copy, not the editable install, is what gets imported).
+Before the mutants, each module gets a baseline run in a fresh interpreter (tests failing on the unmutated copy,
+e.g. because the working tree is mid-edit, are deselected and named), the same tests through the fork server
+(they must pass there too), and a canary per file (made to raise on import: the tests must fail, which proves
+the copy, not the editable install of the working tree, is what gets imported).
+
+A full run is slow (1,300 mutants; an hour or more on the shared 2-core machine): use --module while working.
 
 Survivors judged equivalent (no test could tell them apart) or not worth a test are listed in
 bench/mutation_equivalent.txt, one per line, keyed by file and source text, not by line number:
@@ -101,9 +108,11 @@ TARGETS: dict[str, Target] = {
                                 "skillmake/judges/criteria.py": _JUDGE_PARSING,
                                 "skillmake/judges/expectations.py": _JUDGE_PARSING,
                                 "skillmake/judges/sections.py": _JUDGE_PARSING},
-                     tests=("tests/unit/test_judges.py", "tests/unit/test_mutation_pins_judges.py")),
+                     tests=("tests/unit/test_judge_replies.py", "tests/unit/test_judges.py",
+                            "tests/unit/test_mutation_pins_judges.py")),
     "redact": Target(files=("skillmake/redact.py",),
-                     tests=("tests/unit/test_mutation_pins_redact.py", "tests/unit/test_agents_cli.py")),
+                     tests=("tests/unit/test_mutation_pins_redact.py", "tests/unit/test_judge_redaction.py",
+                            "tests/unit/test_agents_cli.py")),
     "source": Target(files=("skillmake/source.py",),
                      tests=("tests/unit/test_source.py", "tests/unit/test_spec_schema_examples.py",
                             "tests/unit/test_mutation_pins_source.py")),
@@ -274,7 +283,10 @@ class _Finder(ast.NodeVisitor):
         if isinstance(value, bool):
             self._add(self._start(node), self._end(node), str(not value))
         elif isinstance(value, int | float) and not isinstance(value, complex):
-            self._add(self._start(node), self._end(node), repr(value + 1))
+            literal = ast.get_source_segment(self.text, node) or ""
+            base = {"0o": "o", "0x": "x", "0b": "b"}.get(literal[:2].lower())
+            self._add(self._start(node), self._end(node),
+                      f"0{base}{value + 1:{base}}" if base and isinstance(value, int) else repr(value + 1))
 
     def _collection(self, node: ast.Tuple | ast.List | ast.Set) -> None:
         elts = node.elts
@@ -339,6 +351,7 @@ def mutants_of(rel: str, text: str, only: tuple[str, ...] | None = None) -> list
     finder.visit(ast.parse(text))
     old = text.splitlines()
     found: list[Mutant] = []
+    seen: dict[tuple[str, str], int] = {}
     for start, end, replacement in sorted(set(finder.spans)):
         if "pragma: no mutate" in old[start[0] - 1]:
             continue
@@ -349,6 +362,9 @@ def mutants_of(rel: str, text: str, only: tuple[str, ...] | None = None) -> list
             continue
         original = _display(old[start[0] - 1]) + (" …" if end[0] > start[0] else "")
         mutated = _display(new_text.splitlines()[start[0] - 1]) or "(nothing)"
+        seen[original, mutated] = seen.get((original, mutated), 0) + 1
+        if seen[original, mutated] > 1:  # the same change on an identical line: told apart by its order
+            mutated += f" ⟨{seen[original, mutated]}⟩"
         found.append(Mutant(rel, start[0], start, end, replacement, original, mutated))
     return found
 
@@ -392,9 +408,10 @@ def run_tests(copy: Path, tests: list[str], *, timeout: float, first_failure: bo
     return ("passed" if proc.returncode == 0 else "failed"), time.perf_counter() - t0, out
 
 
-# Third-party modules the tests import, loaded once per job by the fork server (never skillmake itself).
-_PRELOAD = ("pytest", "xdist", "pytest_timeout", "hypothesis", "anthropic", "openai", "jsonschema", "yaml", "doit",
-            "orjson", "check_jsonschema")
+# Third-party modules the tests import, loaded once per job by the fork server (never skillmake). Some are, or
+# import, pytest plugins (hypothesis, anyio), whose asserts pytest then cannot rewrite: the child says so is fine.
+_PRELOAD = ("pytest", "hypothesis", "anthropic", "openai", "jsonschema", "yaml", "doit", "orjson")
+_CHILD_ARGS = ("-W", "ignore::pytest.PytestAssertRewriteWarning")
 
 
 def serve() -> None:
@@ -414,15 +431,21 @@ def serve() -> None:
         pid = os.fork()
         if pid == 0:  # pragma: no cover - the child
             os.setsid()
-            out = os.open(".mutation-out.txt", os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+            out = os.open(".mutation-out.txt", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
             os.dup2(out, 1)
             os.dup2(out, 2)
             code = 1
             try:
                 import pytest
 
-                code = int(pytest.main(list(args)))
+                code = int(pytest.main([*_CHILD_ARGS, *args]))
+            except BaseException:
+                import traceback
+
+                traceback.print_exc()
             finally:
+                sys.stdout.flush()
+                sys.stderr.flush()
                 os._exit(code)
         state = "timeout"
         while time.perf_counter() - t0 < timeout:
@@ -486,8 +509,9 @@ def prepare(snapshot: Path, name: str, job: Job, mutants: list[Mutant]) -> tuple
         state, seconds, out = run_tests(copy, args, timeout=900)
         if state != "passed":
             raise SystemExit(f"{name}: baseline still fails after deselecting:\n{out[-3000:]}")
-    if job.run(args, timeout=900) != "passed":  # the fork server must pass what a fresh interpreter passes
-        raise SystemExit(f"{name}: the tests pass in a fresh interpreter but not in the fork server:\n"
+    state = job.run(args, timeout=900)
+    if state != "passed":  # the fork server must pass what a fresh interpreter passes
+        raise SystemExit(f"{name}: the tests pass in a fresh interpreter but not in the fork server ({state}):\n"
                          + (copy / ".mutation-out.txt").read_text()[-4000:])
     for rel in sorted({m.file for m in mutants}):  # the canary: this must be the module the tests import
         (copy / rel).write_text("raise RuntimeError('mutation canary')\n" + (snapshot / rel).read_text())
@@ -527,18 +551,19 @@ def main() -> int:
         serve()
         return 0
     names = opts.module or list(TARGETS)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # `kill` still removes the temporary copies
 
     work = Path(tempfile.mkdtemp(prefix="skillmake-mutation-"))
     snapshot = work / "snapshot"
-    ignore = shutil.ignore_patterns("__pycache__", ".pytest_cache", "*.pyc")
-    for item in COPIED:
-        src = REPO / item
-        if src.is_dir():
-            shutil.copytree(src, snapshot / item, ignore=ignore, symlinks=True)
-        elif src.is_file():
-            snapshot.mkdir(exist_ok=True)
-            shutil.copyfile(src, snapshot / item)
+    ignore = shutil.ignore_patterns("__pycache__", ".pytest_cache", ".hypothesis", "*.pyc")
     try:
+        for item in COPIED:
+            src = REPO / item
+            if src.is_dir():
+                shutil.copytree(src, snapshot / item, ignore=ignore, symlinks=True)
+            elif src.is_file():
+                snapshot.mkdir(exist_ok=True)
+                shutil.copyfile(src, snapshot / item)
         found = {name: collect(snapshot, name) for name in names}
         if opts.list:
             for name in names:
@@ -577,7 +602,9 @@ def main() -> int:
             counts = {"killed": 0, "timeout": 0, "explained": 0, "survived": 0}
             mine: list[Mutant] = []
             with concurrent.futures.ThreadPoolExecutor(max(1, opts.jobs)) as pool:
-                for m, state in pool.map(one, mutants):
+                for i, (m, state) in enumerate(pool.map(one, mutants), 1):
+                    if i % 25 == 0:
+                        print(f"  {name}: {i}/{len(mutants)}", flush=True)
                     if state == "failed":
                         counts["killed"] += 1
                     elif state == "timeout":

@@ -110,6 +110,10 @@ def _explain(args: list[str]) -> int:
         print(render_text(Validation(errors=errors)), file=sys.stderr)
     stale, totals = explain(project, plans)
     print(render(stale, totals))
+    from .build.tasks import judge_preflight
+
+    for line in judge_preflight(plans):
+        print(f"would stop before running: {line}")
     return EXIT_INVALID if project.broken else EXIT_OK
 
 

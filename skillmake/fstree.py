@@ -49,8 +49,9 @@ class Limits:
 
 
 def walk(root: str | Path, limits: Limits | None = None) -> Iterator[Entry]:
-    """Files and links under `root`: a folder's own files in name order, then its sub-folders'; folders are entered only if they are real
-    folders (not links), at most MAX_DEPTH deep. Stops early once `limits` are exceeded."""
+    """Files and links under `root`: a folder's own files in name order, then its sub-folders'. Folders are
+    entered only if they are real folders (not links), at most MAX_DEPTH deep. Stops early once `limits`
+    are exceeded."""
     base = os.fspath(root)
     stack: list[tuple[str, int]] = [("", 0)]
     while stack:

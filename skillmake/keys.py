@@ -70,6 +70,8 @@ class KeyMaker:
             "output_file": case.output_file, "output_files": list(case.output_files),
             "forbidden_files": list(spec.forbidden_files), "extra_path": list(spec.extra_path),
         }
+        if case.cleanup:  # it runs before the workspace is kept, and python checks read that workspace
+            fragment["cleanup"] = case.cleanup
         if arm.agent.kind in API_AGENTS:
             skill = spec.skill if arm.skill else None
             fragment["system_prompt"] = resolve_system_prompt(spec, skill, self.root)

@@ -225,11 +225,30 @@ def interrupted() -> bool:
 
 
 def wait_for_all(timeout: float = STOP_GRACE_S) -> bool:
-    """Wait until every supervised process of this process has been reaped; False if some still run."""
+    """Wait until every supervised process of this process has been reaped and no other thread is still inside
+    skillmake (a `-P thread` worker writing the record of a trial that finished just before the interrupt: the
+    interpreter kills daemon threads where they stand, which would leave temp files). False if one still is."""
     deadline = time.monotonic() + timeout
-    while _LIVE and time.monotonic() < deadline:
+    while (_LIVE or _busy_threads()) and time.monotonic() < deadline:
         time.sleep(0.01)
-    return not _LIVE
+    return not (_LIVE or _busy_threads())
+
+
+_PACKAGE = str(Path(__file__).resolve().parent) + os.sep
+
+
+def _busy_threads() -> list[int]:
+    """Other threads with a skillmake frame on their stack; an idle doit worker waits inside doit's code only."""
+    me = threading.get_ident()
+    busy = []
+    for ident, frame in sys._current_frames().items():
+        f: FrameType | None = frame
+        while ident != me and f is not None:
+            if f.f_code.co_filename.startswith(_PACKAGE):
+                busy.append(ident)
+                break
+            f = f.f_back
+    return busy
 
 
 def install_interrupt_handlers(*, raise_keyboard_interrupt: bool = False) -> None:

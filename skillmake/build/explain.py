@@ -10,10 +10,11 @@ import orjson
 from .. import grade as grading
 from ..keys import Part, grade_part
 from ..project import Project
+from ..trial import fits, timeout_of
 from ..workspace import trial_dir
 from .plan import Item, SpecPlan
 
-_RUN_FIELDS = {"prompt": "prompt", "args": "args", "setup": "setup", "output_file": "output_file",
+_RUN_FIELDS = {"prompt": "prompt", "args": "args", "setup": "setup", "cleanup": "cleanup", "output_file": "output_file",
                "output_files": "output_files", "system_prompt": "system prompt",
                "forbidden_files": "sandbox.forbidden_files", "extra_path": "sandbox.extra_path"}
 
@@ -64,6 +65,10 @@ def trial_reasons(project: Project, item: Item, previous: dict[str, Any] | None)
     if previous["key"] == item.tkey.key:
         if previous["outcome"] in ("error", "timeout"):
             return [f"last run ended in {previous['outcome']}: {previous.get('error') or '?'} (retrying)"]
+        timeout = timeout_of(item.spec, item.case)
+        if not fits(previous, timeout):
+            took = previous["timing"].get("agent_ms", previous["timing"]["duration_ms"]) / 1000
+            return [f"its stored run took {took:.1f}s, longer than this cell's timeout of {timeout:g}s"]
         return ["its record is missing from the store (cleared, or quarantined as corrupt)"]
     old, new = previous["inputs"], item.tkey.inputs()
     reasons: list[str] = []

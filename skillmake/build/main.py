@@ -25,9 +25,10 @@ def run_doit(args: list[str]) -> int:
     process.install_interrupt_handlers()
 
     tasks.FULL_GRAPH = scope.needs_full_graph(args)
+    tasks.COMMAND = list(args) or ["run"]
     loader = ModuleTaskLoader(_module())
     code: Any = DoitMain(loader).run(args)
-    return int(code)
+    return int(code or 0)  # `doit clean` and a few other commands return None for success
 
 
 if __name__ == "__main__":

@@ -62,6 +62,12 @@ def writes(argv: Sequence[str]) -> bool:
     return not words or words[0] not in _READ_ONLY
 
 
+def runs(argv: Sequence[str]) -> bool:
+    """Whether this invocation runs tasks (a plain run, `run`, task names), rather than cleaning or forgetting."""
+    words = [a for a in argv if not a.startswith("-")]
+    return writes(argv) and (not words or words[0] not in {"clean", "forget", "ignore", "reset-dep", "report"})
+
+
 def from_process() -> bool:
     """Decide from this process's command line (doit's, or skillmake's which passes the same words)."""
     return needs_full_graph(sys.argv[1:])

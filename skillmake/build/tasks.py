@@ -67,8 +67,21 @@ def validate_tasks(root: str) -> Iterator[dict[str, Any]]:
                "io": {"capture": False}}
 
 
+def judge_preflight(plans: tuple[SpecPlan, ...]) -> list[str]:
+    """Why the judges of the grades this run would make cannot be reached (no key, no CLI): one line each."""
+    from ..judges import judge_problems
+
+    needed = [p.spec for p in plans if any(i.case.has_judge and not i.grade_cached for i in p.items)]
+    return judge_problems(needed) if needed else []
+
+
 def trial_tasks(root: str) -> Iterator[dict[str, Any]]:
     project = project_at(root)
+    if scope.runs(COMMAND or sys.argv[1:]):
+        problems = judge_preflight(plans_at(root))
+        if problems:  # before any agent is paid for: the grades could only end in judge_error
+            print("\n".join(f"skillmake: {line}" for line in problems), file=sys.stderr, flush=True)
+            raise SystemExit(3)
     yield {"basename": "trial", "name": None, "doc": "run stale trials (case × arm × k) in isolated workspaces"}
     full = full_graph()
     for plan in plans_at(root):

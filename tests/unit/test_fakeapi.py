@@ -347,3 +347,58 @@ def test_a_reused_tool_reply_gets_fresh_call_ids(api: FakeAPI, claude: anthropic
     assert len(ids) == 2
     api.default = Reply.tool_use("Read", {"path": "a"}, id="toolu_fixed")
     assert claude.messages.create(model="m", max_tokens=5, messages=USER).content[0].id == "toolu_fixed"  # type: ignore[union-attr]
+
+
+# -- errors with a message, 200s that report a failure, raw bodies -------------------------------------------
+
+def test_an_error_with_a_message_in_each_providers_shape(api: FakeAPI, claude: anthropic.Anthropic,
+                                                         gpt: openai.OpenAI) -> None:
+    api.enqueue(Reply.error(401, "invalid x-api-key: sk-echoed"), Reply.error(401, "Incorrect API key sk-echoed"),
+                Reply.error(429, "slow down", retry_after=2))
+    with pytest.raises(anthropic.AuthenticationError) as caught:
+        claude.messages.create(model="m", max_tokens=5, messages=USER)
+    assert caught.value.body == {"type": "error", "request_id": caught.value.body["request_id"],  # type: ignore[index]
+                                 "error": {"type": "authentication_error", "message": "invalid x-api-key: sk-echoed"}}
+    with pytest.raises(openai.AuthenticationError, match="Incorrect API key sk-echoed"):
+        gpt.chat.completions.create(model="g", messages=USER)
+    with pytest.raises(anthropic.RateLimitError, match="slow down") as limited:
+        claude.messages.create(model="m", max_tokens=5, messages=USER)
+    assert limited.value.response.headers["retry-after"] == "2"
+    with pytest.raises(ValueError, match="not an HTTP error"):
+        Reply.error(200, "fine")
+
+
+def test_failed_is_a_failed_response_object(api: FakeAPI, gpt: openai.OpenAI) -> None:
+    api.enqueue(Reply.failed("quota gone"), Reply.failed("quota gone"))
+    response = gpt.responses.create(model="g", input="x")
+    assert response.status == "failed" and response.error is not None and response.error.message == "quota gone"
+    events = list(gpt.responses.create(model="g", input="x", stream=True))
+    assert [e.type for e in events] == ["response.created", "response.failed"]
+    failed: Any = events[-1]
+    assert failed.response.status == "failed" and failed.response.error.message == "quota gone"
+
+
+def test_failed_on_messages_and_chat_is_a_200_error_body(api: FakeAPI, claude: anthropic.Anthropic) -> None:
+    api.enqueue(Reply.failed("backend exploded"), endpoint="/v1/messages")
+    api.enqueue(Reply.failed("backend exploded"), endpoint="/v1/chat/completions")
+    raw = claude.messages.with_raw_response.create(model="m", max_tokens=5, messages=USER)
+    body = json.loads(raw.http_response.text)
+    assert raw.http_response.status_code == 200 and body["type"] == "error"
+    assert body["error"]["message"] == "backend exploded"
+    with openai.OpenAI(base_url=api.openai_url, api_key="k", max_retries=0) as lax:
+        chat = lax.chat.completions.with_raw_response.create(model="g", messages=USER)
+    assert json.loads(chat.http_response.text)["error"]["message"] == "backend exploded"
+    api.enqueue(Reply.failed("mid-stream"), endpoint="/v1/messages")
+    with pytest.raises(anthropic.APIStatusError, match="mid-stream"), \
+            claude.messages.stream(model="m", max_tokens=5, messages=USER) as stream:
+        stream.get_final_message()
+
+
+def test_raw_sends_the_body_verbatim(api: FakeAPI) -> None:
+    api.enqueue(Reply.raw("<html>proxy says no</html>", status=502, content_type="text/html"))
+    connection = http.client.HTTPConnection("127.0.0.1", int(api.url.rsplit(":", 1)[1]), timeout=5)
+    connection.request("POST", "/v1/messages", body=b"{}", headers={"content-type": "application/json"})
+    response = connection.getresponse()
+    assert (response.status, response.getheader("content-type"), response.read()) == (
+        502, "text/html", b"<html>proxy says no</html>")
+    connection.close()

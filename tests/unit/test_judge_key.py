@@ -40,6 +40,8 @@ JUDGES = {
     "openai, its default model": {"provider": "openai"},
     "another openai model": {"provider": "openai", "model": "gpt-5.4-mini"},
     "same model through claude-code": {"provider": "claude-code", "model": "claude-sonnet-4-6"},
+    # An OpenAI-compatible gateway (OPENAI_BASE_URL) serving the same model: only the provider differs.
+    "same model through an openai-compatible gateway": {"provider": "openai", "model": "claude-sonnet-4-6"},
     "same model named explicitly through anthropic": {"provider": "anthropic", "model": "claude-sonnet-4-6"},
 }
 

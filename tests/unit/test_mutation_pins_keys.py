@@ -79,6 +79,8 @@ def test_resolved_model_takes_the_spec_then_the_environment_then_the_default(tmp
     api = loaded(tmp_path / "api", "{kind: anthropic}")
     monkeypatch.setenv("ANTHROPIC_MODEL", "from-the-environment")
     assert resolved_model(api.arms[0].agent) == "from-the-environment"
+    agent = fragment(KeyMaker(str(tmp_path / "api")).agent_part(api, api.arms[0].agent).data)
+    assert agent["model"] == "from-the-environment"  # the model that runs, not the spec's None
     monkeypatch.delenv("ANTHROPIC_MODEL")
     assert resolved_model(api.arms[0].agent)  # the default, never None
 

@@ -59,3 +59,14 @@ def test_the_estimators_at_their_boundaries() -> None:
     assert pass_hat_k(4, 2, 3) == pytest.approx(0.125)
     arm = arm_stats([cell_stats([g("pass")]), cell_stats([g("pass"), g("fail")])])
     assert arm.cases_passed == 1 and arm.n == 3 and arm.passed == 2
+
+
+def test_a_cell_reports_every_outcome_even_those_that_never_happened() -> None:
+    assert cell_stats([g("pass")]).outcomes == {"pass": 1, "fail": 0, "error": 0, "timeout": 0, "judge_error": 0,
+                                                "cheat": 0}
+
+
+@pytest.mark.parametrize(("n", "c", "k"), [(3, 4, 1), (3, -1, 1), (3, 1, 0), (3, 1, 4)])
+def test_pass_hat_k_rejects_impossible_counts_too(n: int, c: int, k: int) -> None:
+    with pytest.raises(ValueError, match="need"):
+        pass_hat_k(n, c, k)

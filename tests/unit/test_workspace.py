@@ -27,11 +27,11 @@ def test_capture_and_output_text(tmp_path: Path) -> None:
     (tmp_path / "out/deep/b.md").write_text("B")
     (tmp_path / "notes.txt").write_text("N")
     globbed = Case(id="c", index=0, output_files=("out/**/*.md",))
-    files = capture(tmp_path, globbed)
+    files = capture(tmp_path, globbed).files
     assert files == {"out/a.md": b"A", "out/deep/b.md": b"B"}
     assert output_text(globbed, "stdout", files) == "A\nB"
     single = Case(id="c", index=0, output_file="notes.txt", output_files=("out/*.md",))
-    assert output_text(single, "stdout", capture(tmp_path, single)) == "N"  # output_file wins (clauditor)
+    assert output_text(single, "stdout", capture(tmp_path, single).files) == "N"  # output_file wins (clauditor)
     assert output_text(Case(id="c", index=0), "stdout", {}) == "stdout"
     missing = Case(id="c", index=0, output_file="nope.txt")
-    assert output_text(missing, "stdout", capture(tmp_path, missing)) == ""
+    assert output_text(missing, "stdout", capture(tmp_path, missing).files) == ""
