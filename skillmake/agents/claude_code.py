@@ -232,7 +232,7 @@ class ClaudeCodeAgent(CliAgent):
 
     def _result(self, request: TrialRequest, done: process.Completed, secrets: tuple[str, ...]) -> AgentResult:
         if done.error:
-            return AgentResult(outcome="error", output="", error=done.error, usage=Usage(num_turns=0))
+            return AgentResult(outcome="error", output="", error=done.error, usage=Usage(num_turns=0, requests=0))
         stdout, stderr = scrub(done.stdout, secrets), scrub(done.stderr, secrets)
         stream = parse_stream(stdout)
         common: dict[str, Any] = {

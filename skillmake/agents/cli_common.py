@@ -209,5 +209,5 @@ class CliAgent:
         found = find_cli(self.cli, self.env_var)
         if found is not None:
             return found
-        return AgentResult(outcome="error", output="", usage=Usage(num_turns=0),
+        return AgentResult(outcome="error", output="", usage=Usage(num_turns=0, requests=0),
                            error=f"{self.cli} CLI not found; run scripts/setup.sh, or set {self.env_var} to its path")

@@ -219,7 +219,7 @@ class CodexAgent(CliAgent):
     def _result(self, request: TrialRequest, done: process.Completed, secrets: tuple[str, ...],
                 model: str | None) -> AgentResult:
         if done.error:
-            return AgentResult(outcome="error", output="", error=done.error, usage=Usage(num_turns=0))
+            return AgentResult(outcome="error", output="", error=done.error, usage=Usage(num_turns=0, requests=0))
         stdout, stderr = scrub(done.stdout, secrets), scrub(done.stderr, secrets)
         events = parse_events(stdout)
         output = events.messages[-1] if events.messages else ""

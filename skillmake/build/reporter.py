@@ -136,6 +136,8 @@ class SkillmakeReporter:
         if values.get("ran"):
             # Requests as the agent or judge reported them; a model agent that could not tell is counted apart.
             requests = values.get("requests" if kind == "trial" else "judge_calls")
+            if kind == "trial" and values.get("model"):
+                self.tally["trial_model"] = self.tally.get("trial_model", 0) + 1
             if requests is not None:
                 self.tally[f"{kind}_requests"] = self.tally.get(f"{kind}_requests", 0) + requests
             elif kind == "trial" and values.get("model"):
@@ -148,7 +150,7 @@ class SkillmakeReporter:
         """' (9 model requests)' after what ran, from what the agents and judges reported."""
         count = int(self.tally.get(f"{kind}_requests", 0))
         unknown = int(self.tally.get(f"{kind}_requests_unknown", 0))
-        if not count and not unknown:
+        if not count and not unknown and not (kind == "trial" and self.tally.get("trial_model")):
             return ""
         what = "model requests" if kind == "trial" else "judge requests"
         text = f"{count} {what}"

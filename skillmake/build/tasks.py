@@ -69,10 +69,12 @@ def validate_tasks(root: str) -> Iterator[dict[str, Any]]:
 
 def judge_preflight(plans: tuple[SpecPlan, ...]) -> list[str]:
     """Why the judges of the grades this run would make cannot be reached (no key, no CLI): one line each."""
-    from ..judges import judge_problems
-
     needed = [p.spec for p in plans if any(i.case.has_judge and not i.grade_cached for i in p.items)]
-    return judge_problems(needed) if needed else []
+    if not needed:
+        return []
+    from ..judges import judge_problems  # only now: importing the judges costs a no-op run ~0.1 s
+
+    return judge_problems(needed)
 
 
 def trial_tasks(root: str) -> Iterator[dict[str, Any]]:
