@@ -309,3 +309,21 @@ def test_clean_never_deletes_above_its_own_folders(tmp_path: Path) -> None:
     run = p.run()  # views come back from the store, with no agent call
     assert run.agent_calls == 0 and run.code == 0
     assert assert_views_match_reports(p.root) == 8
+
+
+def test_a_run_whose_judge_has_no_key_stops_before_any_trial(tmp_path: Path) -> None:
+    spec = SHARED.replace("checks: [{type: contains, needle: WORDS}]", "rubric: is it loud? 1-5")
+    p = _project(tmp_path, spec)
+    no_key = {"ANTHROPIC_API_KEY": "", "ANTHROPIC_AUTH_TOKEN": "", "SKILLMAKE_JUDGE_PROVIDER": ""}
+    run = p.run(env=no_key, check_views=False)
+    assert run.code == 3 and run.agent_calls == 0
+    lines = run.err.strip().splitlines()
+    assert len(lines) == 1 and "ANTHROPIC_API_KEY" in lines[0] and "Traceback" not in run.err
+    explained = p.run("explain", env=no_key, check_views=False)
+    assert lines[0].removeprefix("skillmake: ") in explained.out
+    doit = p.run(env=no_key, check_views=False, cmd=[sys.executable, "-m", "doit", "-f", str(_dodo(p))])
+    assert doit.code == 3 and doit.agent_calls == 0
+
+
+def _dodo(p: Project) -> Path:
+    return p.write("dodo.py", "from skillmake.dodo import *  # noqa: F403\n")
