@@ -86,16 +86,18 @@ TARGETS: dict[str, Target] = {
                    tests=("tests/unit/test_keys.py", "tests/unit/test_plan.py", "tests/unit/test_mutation_pins_keys.py",
                           "tests/functional/test_incremental.py")),
     "store": Target(files=("skillmake/store.py",),
-                    tests=("tests/unit/test_store.py", "tests/unit/test_plan.py")),
+                    tests=("tests/unit/test_store.py", "tests/unit/test_plan.py", "tests/unit/test_store_attempts.py",
+                           "tests/unit/test_mutation_pins_store.py")),
     "trial": Target(files=("skillmake/trial.py",),
-                    tests=("tests/unit/test_plan.py", "tests/unit/test_agents_cli.py",
+                    tests=("tests/unit/test_trial_reuse.py", "tests/unit/test_plan.py", "tests/unit/test_agents_cli.py",
                            "tests/functional/test_isolation.py", "tests/functional/test_trust.py",
                            "tests/functional/test_incremental.py")),
     "plan": Target(files=("skillmake/build/plan.py",),
                    tests=("tests/unit/test_plan.py", "tests/unit/test_scope.py",
                           "tests/functional/test_incremental.py")),
     "workspace": Target(files=("skillmake/workspace.py",),
-                        tests=("tests/unit/test_workspace.py", "tests/functional/test_isolation.py")),
+                        tests=("tests/unit/test_workspace.py", "tests/unit/test_fstree.py",
+                               "tests/functional/test_isolation.py")),
     "checks": Target(files=("skillmake/checks",),
                      tests=("tests/unit/test_checks.py", "tests/unit/test_mutation_pins_checks.py")),
     "stats": Target(files=("skillmake/stats.py",),
@@ -449,7 +451,8 @@ def serve() -> None:
                 sys.stderr.flush()
                 os._exit(code)
         state = "timeout"
-        while time.perf_counter() - t0 < timeout:
+        parent = os.getppid()
+        while time.perf_counter() - t0 < timeout and os.getppid() == parent:  # the bench gone: stop too
             done, status = os.waitpid(pid, os.WNOHANG)
             if done:
                 code = os.waitstatus_to_exitcode(status)

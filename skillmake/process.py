@@ -290,18 +290,10 @@ def _worker_started(_: object) -> None:
     if prctl is not None:
         prctl(supervisor.PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
     run_pid = int(_run_pid())
-    if run_pid and not _alive(run_pid):
+    if run_pid and not supervisor.alive(run_pid):
         os.kill(os.getpid(), signal.SIGTERM)  # the run died before PDEATHSIG was set
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:
-        return True
-    return True
 
 
 def _on_signal(signum: int, frame: FrameType | None) -> None:

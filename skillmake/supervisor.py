@@ -181,7 +181,8 @@ def _watch_run(run: int) -> int | None:
         return None
 
 
-def _alive(pid: int) -> bool:
+def alive(pid: int) -> bool:
+    """Whether `pid` exists (EPERM: it exists, owned by another user)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -230,7 +231,7 @@ def supervise(command: list[str], *, status_fd: int, parent: int, run: int) -> i
             cause = "orphaned" if os.getppid() != parent else "stopped"
         if run_fd is not None and run_fd in ready:
             cause = "orphaned"
-        if poll is not None and (os.getppid() != parent or (run > 0 and not _alive(run))):
+        if poll is not None and (os.getppid() != parent or (run > 0 and not alive(run))):
             cause = "orphaned"
         if cause != "done":
             break

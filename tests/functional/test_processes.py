@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.proclist import live
+
 from .project import Project
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="counts processes through /proc")
@@ -47,20 +49,6 @@ cases: [{id: a, prompt: work, checks: [{type: contains, needle: done}]}]
 DODO = '"""Evals of this project."""\nfrom skillmake.dodo import *  # noqa: F403\n'
 
 
-def live(*markers: str) -> list[int]:
-    """Live (non-zombie) processes whose environment holds any of `markers`, read from /proc."""
-    found = []
-    for name in os.listdir("/proc"):
-        if not name.isdigit() or int(name) == os.getpid():
-            continue
-        try:
-            environ = Path(f"/proc/{name}/environ").read_bytes()
-            stat = Path(f"/proc/{name}/stat").read_bytes()
-        except OSError:
-            continue
-        if any(m.encode() in environ for m in markers) and stat[stat.rfind(b")") + 2:][:1] != b"Z":
-            found.append(int(name))
-    return found
 
 
 def _project(tmp_path: Path) -> Project:

@@ -10,11 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from skillmake.judges import JudgeOutcome, judge_case, resolve, retry
+from skillmake.judges import JudgeOutcome, judge_case, retry
 from skillmake.model import AgentConfig, Case, JudgeConfig, Skill, Spec
 from skillmake.redact import REDACTED
 from tests.fakeapi import FakeAPI, Reply
 from tests.fakeapi.claude_cli import FakeClaude
+from tests.fakeapi.fixtures import judged_by_fake_api
 
 KEY = "sk-test-judge-echoed-secret-0123456789"
 PATHS = {"anthropic": "/v1/messages", "openai": "/v1/chat/completions"}
@@ -40,10 +41,7 @@ def assert_redacted(out: JudgeOutcome) -> None:
 
 @pytest.fixture
 def api(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeAPI]:
-    with FakeAPI() as fake:
-        for name, value in fake.env(KEY).items():
-            monkeypatch.setenv(name, value)
-        monkeypatch.delenv(resolve.PROVIDER_ENV, raising=False)
+    with judged_by_fake_api(monkeypatch, KEY) as fake:
         yield fake
 
 

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from skillmake.agents.base import Usage
-from skillmake.judges import JudgeOutcome, judge_case, resolve, retry, verdict
+from skillmake.judges import JudgeOutcome, judge_case, retry, verdict
 from skillmake.judges import criteria as criteria_judge
 from skillmake.judges import expectations as expectations_judge
 from skillmake.judges import rubric as rubric_judge
@@ -25,6 +25,7 @@ from skillmake.judges.base import ProviderReply, ReplyError
 from skillmake.model import AgentConfig, Case, Criterion, JudgeConfig, Skill, Spec
 from tests.fakeapi import FakeAPI, Reply
 from tests.fakeapi.claude_cli import FakeClaude
+from tests.fakeapi.fixtures import judged_by_fake_api
 
 KEY = "sk-test-judge-replies-0123456789"
 MESSAGES = "/v1/messages"
@@ -88,10 +89,7 @@ def loosen(value: Any) -> Any:
 
 @pytest.fixture
 def api(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeAPI]:
-    with FakeAPI() as fake:
-        for name, value in fake.env(KEY).items():
-            monkeypatch.setenv(name, value)
-        monkeypatch.delenv(resolve.PROVIDER_ENV, raising=False)
+    with judged_by_fake_api(monkeypatch, KEY) as fake:
         yield fake
 
 

@@ -16,6 +16,7 @@ from skillmake.judges import criteria as criteria_judge
 from skillmake.judges import rubric as rubric_judge
 from skillmake.model import AgentConfig, Case, Criterion, JudgeConfig, Skill, Spec, Thresholds
 from tests.fakeapi import FakeAPI, Reply
+from tests.fakeapi.fixtures import judged_by_fake_api
 
 REPO = Path(__file__).resolve().parents[2]
 KEY = "sk-test-judge-secret-1234567890"  # distinctive, so a leak anywhere is easy to find
@@ -39,10 +40,7 @@ def make_case(**fields: Any) -> Case:
 
 @pytest.fixture
 def api(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeAPI]:
-    with FakeAPI() as fake:
-        for name, value in fake.env(KEY).items():
-            monkeypatch.setenv(name, value)
-        monkeypatch.delenv(resolve.PROVIDER_ENV, raising=False)
+    with judged_by_fake_api(monkeypatch, KEY) as fake:
         yield fake
 
 

@@ -13,24 +13,11 @@ from pathlib import Path
 import pytest
 
 from skillmake import process
+from tests.proclist import live
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="counts processes through /proc")
 
 
-def live(marker: str) -> list[int]:
-    """Live (non-zombie) processes whose environment holds `marker`, read from /proc."""
-    found = []
-    for name in os.listdir("/proc"):
-        if not name.isdigit() or int(name) == os.getpid():
-            continue
-        try:
-            environ = Path(f"/proc/{name}/environ").read_bytes()
-            stat = Path(f"/proc/{name}/stat").read_bytes()
-        except OSError:
-            continue
-        if marker.encode() in environ and stat[stat.rfind(b")") + 2:][:1] != b"Z":
-            found.append(int(name))
-    return found
 
 
 def settle(marker: str, within: float = 5.0) -> list[int]:

@@ -1,0 +1,29 @@
+"""A stored trial serves a cell only where it would give the same outcome: cacheable, and within the timeout."""
+
+from __future__ import annotations
+
+import pytest
+
+from skillmake.trial import CACHEABLE, fits
+
+
+def _record(outcome: str = "completed", **timing: float) -> dict:
+    return {"outcome": outcome, "timing": {"started": "x", **timing}}
+
+
+@pytest.mark.parametrize(("record", "timeout", "expected"), [
+    (_record(duration_ms=5000, agent_ms=4000), 5, True),
+    (_record(duration_ms=5000, agent_ms=5000), 5, True),  # exactly at the limit still fits
+    (_record(duration_ms=9000, agent_ms=5001), 5, False),
+    (_record(duration_ms=4000), 5, True),  # an older record without agent_ms: its whole duration counts
+    (_record(duration_ms=6000), 5, False),
+    (_record("cheat", duration_ms=10, agent_ms=10), 5, True),
+    (_record("error", duration_ms=10, agent_ms=10), 5, False),
+    (_record("timeout", duration_ms=10, agent_ms=10), 5, False),
+])
+def test_fits(record: dict, timeout: float, expected: bool) -> None:
+    assert fits(record, timeout) is expected
+
+
+def test_only_results_are_cacheable() -> None:
+    assert frozenset({"completed", "cheat"}) == CACHEABLE
