@@ -5,8 +5,8 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
-import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import orjson
@@ -14,10 +14,10 @@ import orjson
 _held: dict[str, int] = {}  # lock path → fd, for the life of this process
 
 
-def acquire(state_dir: Path, *, what: str, wait: bool = True) -> bool:
+def acquire(state_dir: Path, *, what: str, wait: bool = True, on_wait: Callable[[str], None] | None = None) -> bool:
     """Take the project's run lock for the rest of this process (released when it exits, however it exits).
 
-    A second run waits for the first, saying once who holds it; with wait=False it returns False instead.
+    A second run waits for the first, telling `on_wait` once who holds it; with wait=False it returns False.
     Taking it again in the same process is a no-op.
     """
     path = state_dir / "run.lock"
@@ -32,8 +32,8 @@ def acquire(state_dir: Path, *, what: str, wait: bool = True) -> bool:
         if not wait:
             os.close(fd)
             return False
-        print(f"skillmake: waiting for {holder(path)} to finish (one run per project at a time)",
-              file=sys.stderr, flush=True)
+        if on_wait is not None:
+            on_wait(holder(path))
         fcntl.flock(fd, fcntl.LOCK_EX)
     os.set_inheritable(fd, False)
     info = orjson.dumps({"pid": os.getpid(), "since": time.strftime("%H:%M:%S"), "what": what})

@@ -34,7 +34,8 @@ KEEP_MAX_BYTES = 64 << 20
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TrialDir:
-    """runs/<spec>/<case>/<arm>/trial-<k>/: the kept workspace, HOME, and the result files beside them."""
+    """A trial folder: where it executes (work/<key>-<run>/, with workspace/ and home/), or a cell's view
+    (runs/<spec>/<case>/<arm>/trial-<k>/, with workspace/ and the result files, checked out by checkout.py)."""
 
     root: Path
 

@@ -40,7 +40,8 @@ def project_at(root: str) -> Project:
     new_run_id()  # one id for this run, inherited by worker processes
     if scope.writes(COMMAND or sys.argv[1:]):
         # One run per project at a time: a second one waits here, before it plans anything.
-        runlock.acquire(project.state_dir, what=" ".join(["skillmake", *sys.argv[1:]])[:80])
+        runlock.acquire(project.state_dir, what=" ".join(["skillmake", *(COMMAND or sys.argv[1:])])[:80],
+                        on_wait=_say_waiting)
         fstree.remove_tree(project.work_dir)  # what killed runs left; no process of theirs may write there
     return project
 
@@ -127,6 +128,10 @@ def report_tasks(root: str) -> Iterator[dict[str, Any]]:
                "uptodate": [report_uptodate(project, plan)],
                "clean": [(_remove, [project, str(project.reports_dir / spec.name)])],
                "io": {"capture": False}, "verbosity": 2}
+
+
+def _say_waiting(holder: str) -> None:
+    print(f"skillmake: waiting for {holder} to finish (one run per project at a time)", file=sys.stderr, flush=True)
 
 
 def _remove(project: Project, path: str) -> None:

@@ -76,3 +76,43 @@ def test_the_key_lock_excludes_another_process(tmp_path: Path) -> None:
         waited = time.monotonic() - t0
     proc.join(30)
     assert waited > 0.3  # it waited for the other process to let go
+
+
+def test_store_layout_is_a_contract_between_versions_sharing_a_store(tmp_path: Path) -> None:
+    store = Store(tmp_path)
+    key = "sha256:" + "ab" * 32
+    assert store.attempt_path(key) == tmp_path / "attempts" / "ab" / f"{'ab' * 32}.json"
+    assert store.action_path(key) == tmp_path / "actions" / "ab" / f"{'ab' * 32}.json"
+
+
+def test_attempts_are_schema_checked_on_write_and_on_read(tmp_path: Path) -> None:
+    import orjson
+    import pytest
+
+    from skillmake.errors import RecordError
+
+    store = Store(tmp_path)
+    record = dict(trial_record(store), outcome="error", error="boom")
+    with pytest.raises(RecordError):
+        store.put_attempt(dict(record, outcome="exploded"), schema=TRIAL_SCHEMA)
+    path = store.attempt_path(record["key"])
+    path.parent.mkdir(parents=True)
+    path.write_bytes(orjson.dumps(dict(record, outcome="exploded")))  # valid JSON, right key, wrong shape
+    assert store.get_attempt(record["key"], schema=TRIAL_SCHEMA) is None
+
+
+def test_a_record_naming_a_lost_object_is_quarantined_every_time(tmp_path: Path) -> None:
+    store = Store(tmp_path)
+    for n in range(2):
+        record = trial_record(store, key="sha256:" + str(n) * 64)
+        store.put_action(record, schema=TRIAL_SCHEMA)
+        store.object_path(record["outputs"]["output"]).unlink()  # the object it names is gone
+        assert store.get_action(record["key"], schema=TRIAL_SCHEMA) is None
+        assert not store.action_path(record["key"]).exists()  # moved aside, never trusted again
+    assert len(list((tmp_path / "quarantine").iterdir())) == 2
+
+
+def test_the_key_lock_works_in_a_store_that_does_not_exist_yet(tmp_path: Path) -> None:
+    store = Store(tmp_path / "new" / "store")
+    with store.key_lock("sha256:" + "a" * 64):
+        assert (tmp_path / "new" / "store" / "locks").is_dir()
