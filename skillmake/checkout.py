@@ -115,6 +115,7 @@ def _write_view(project: Project, rec: CellRecords) -> bool:
     _fill(project, rec, fresh)
     atomic.write_bytes(fresh / STAMP, orjson.dumps({"stamp": stamp, "cell": c.name}), durable=False)
     old = folder.with_name(f".{folder.name}.old-{os.getpid()}")
+    fstree.remove_tree(old)  # left by a run that died here
     if folder.exists():
         os.replace(folder, old)
     os.replace(fresh, folder)
