@@ -24,7 +24,7 @@ from .canonical import digest_json
 from .model import Arm, Case, Spec
 from .project import Project
 from .store import GRADE_SCHEMA, TRIAL_SCHEMA
-from .workspace import materialize, trial_dir
+from .workspace import kept_tree, materialize, trial_dir
 
 STAMP = ".view.json"
 
@@ -138,7 +138,8 @@ def _fill(project: Project, rec: CellRecords, folder: Path) -> None:
     if grade is not None:
         _dump(folder / "grade.json", grade)
         write_grading(folder / "grading.json", grade, trial)
-    tree = store.get_json(trial["workspace"]) if trial.get("workspace") else None
+    digest = kept_tree(trial)
+    tree = store.get_json(digest) if digest else None
     if isinstance(tree, dict):
         materialize(tree, folder / "workspace", store.get)
     else:

@@ -18,7 +18,7 @@ from .keys import Part, grade_key, grade_part, part
 from .model import Arm, Case, Spec
 from .project import Project, current_run_id
 from .store import GRADE_SCHEMA
-from .workspace import materialize
+from .workspace import kept_tree, materialize
 
 CACHEABLE = frozenset({"pass", "fail", "cheat"})
 TRIAL_RESULTS = frozenset({"completed", "cheat"})  # trial outcomes a grade result can be cached for
@@ -46,7 +46,7 @@ def reads_workspace(case: Case) -> bool:
 
 def outputs_digest(case: Case, trial_record: dict[str, Any]) -> str:
     """What of the trial a grade of `case` depends on: the outputs, and the workspace tree when it is read."""
-    return graded_digest(case, digest_json(trial_record["outputs"]), trial_record.get("workspace"))
+    return graded_digest(case, digest_json(trial_record["outputs"]), kept_tree(trial_record))
 
 
 def graded_digest(case: Case, outputs: str, workspace: str | None) -> str:
@@ -143,7 +143,8 @@ def _judge_trial(project: Project, spec: Spec, case: Case, trial: dict[str, Any]
 def _workspace(project: Project, case: Case, trial: dict[str, Any]) -> Iterator[str | None]:
     """The trial's own workspace, checked out of the store into a scratch folder for the python checks
     (which may write into it); None when no check reads it or the trial's tree was not kept."""
-    tree = project.store.get_json(trial["workspace"]) if reads_workspace(case) and trial.get("workspace") else None
+    digest = kept_tree(trial) if reads_workspace(case) else None
+    tree = project.store.get_json(digest) if digest else None
     if not isinstance(tree, dict):
         yield None
         return

@@ -58,6 +58,13 @@ class TrialDir:
         return data
 
 
+def kept_tree(record: dict[str, Any]) -> str | None:
+    """The digest of the workspace tree a trial record kept, or None. Records written before trees were kept
+    hold the path of their run folder there instead: they stay valid results, with no tree."""
+    value = record.get("workspace")
+    return value if isinstance(value, str) and value.startswith("sha256:") else None
+
+
 def trial_dir(runs_root: str | Path, spec: Spec, case: Case, arm: str, k: int) -> TrialDir:
     """The cell's view folder: runs/<spec>/<case>/<arm>/trial-<k>/ (a checkout, see checkout.py)."""
     return TrialDir(root=Path(runs_root) / spec.name / case.id / arm / f"trial-{k}")

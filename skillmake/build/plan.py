@@ -21,6 +21,7 @@ from ..model import Arm, Case, Spec
 from ..project import Project
 from ..trial import CACHEABLE as TRIAL_CACHEABLE
 from ..trial import timeout_of
+from ..workspace import kept_tree
 
 
 @dataclass(slots=True, kw_only=True)
@@ -106,8 +107,7 @@ def _facts(record: dict[str, Any]) -> Facts | None:
     try:
         timing = record.get("timing") or {}
         took = float(timing.get("agent_ms", timing.get("duration_ms", 0.0)))
-        workspace = record.get("workspace")
-        return digest_json(record["outputs"]), took, workspace if isinstance(workspace, str) else None
+        return digest_json(record["outputs"]), took, kept_tree(record)
     except (KeyError, TypeError, ValueError):
         return None
 

@@ -27,3 +27,16 @@ def test_fits(record: dict, timeout: float, expected: bool) -> None:
 
 def test_only_results_are_cacheable() -> None:
     assert frozenset({"completed", "cheat"}) == CACHEABLE
+
+
+def test_records_from_before_kept_trees_stay_valid_results(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from skillmake.store import TRIAL_SCHEMA, Store
+    from skillmake.workspace import kept_tree
+    from tests.unit.test_store import trial_record
+
+    store = Store(tmp_path)
+    old = dict(trial_record(store), workspace=".skillmake/runs/s/c/with_skill/trial-0")  # wave 1's form
+    store.put_action(old, schema=TRIAL_SCHEMA)
+    assert store.get_action(old["key"], schema=TRIAL_SCHEMA) == old  # not quarantined: no re-run on upgrade
+    assert kept_tree(old) is None
+    assert kept_tree(dict(old, workspace="sha256:" + "a" * 64)) == "sha256:" + "a" * 64
