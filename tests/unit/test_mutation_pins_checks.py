@@ -115,11 +115,10 @@ CSV_ERROR = "CSV parse error: ',' expected after '\"'"
     (mk("csv_valid"), 'a,"b"c\n', None, False, f"output: {CSV_ERROR}"),
     (mk("csv_row_count", count=1), 'h\na,"b"c\n', None, False, f"output: {CSV_ERROR}"),
     (mk("csv_valid"), "", None, False, "output has no CSV rows"),
-    (mk("csv_valid"), "\n\n", None, False, "output has no CSV rows"),
     (mk("csv_valid", header=["x"]), "a\n1\n", None, False, "header is ['a'], expected ['x']"),
     (mk("csv_valid", header=[" a"]), "a\n1\n", None, False, "header is ['a'], expected [' a']"),
-], ids=["is-json", "schema-not-json", "file-exists", "contains-any", "csv-parse", "rows-parse", "no-rows",
-        "blank-rows", "header", "header-stripped"])
+], ids=["is-json", "schema-not-json", "file-exists", "contains-any",
+        "csv-parse", "rows-parse", "no-rows", "header", "header-stripped"])
 def test_verdicts(check: Check, output: str, files: dict[str, bytes] | None, passed: bool, evidence: str) -> None:
     result = run(check, output, files)
     assert (result["passed"], result["evidence"]) == (passed, evidence)
@@ -137,6 +136,8 @@ def test_trailing_blank_lines_are_not_csv_rows() -> None:
     assert (ok["passed"], ok["evidence"]) == (True, "2 row(s) × 2 column(s)")
     rows = run(mk("csv_row_count", count=1), "a,b\n1,2\n\n")
     assert (rows["passed"], rows["evidence"]) == (True, "output has 1 data row(s) after the header, needed exactly 1")
+    blank = run(mk("csv_valid"), "\n\n")
+    assert (blank["passed"], blank["evidence"]) == (False, "output has no CSV rows")
 
 
 @pytest.mark.parametrize(("params", "output", "passed", "evidence"), [
