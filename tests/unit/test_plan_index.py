@@ -79,5 +79,9 @@ def test_timeout_boundary_and_completeness(tmp_path: Path) -> None:
         path.write_bytes(orjson.dumps(record))
         os.utime(path, ns=(int(took * 1000), int(took * 1000)))
         assert plan_spec(project, spec).items[0].trial_cached is cached, took
+    path.chmod(0o644)
+    record["timing"]["agent_ms"] = 1.0
+    path.write_bytes(orjson.dumps(record))
     plan = plan_spec(project, spec)
-    assert not plan.complete  # a trial cached and its grade not: not complete
+    assert all(i.trial_cached and not i.grade_cached for i in plan.items)
+    assert not plan.complete  # every trial cached but no grade: not complete
