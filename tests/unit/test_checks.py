@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import http.server
 import json
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -13,6 +12,7 @@ import pytest
 
 from skillmake.checks import REGISTRY, CheckContext, describe, run_check, run_checks
 from skillmake.model import Check
+from tests.loopback import serve
 
 SCHEMA_TYPES = json.loads((Path(__file__).resolve().parents[2] / "schemas/spec.schema.json").read_text())[
     "definitions"]["check"]["properties"]["type"]["enum"]
@@ -188,15 +188,8 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 
 @pytest.fixture
 def http_base() -> Iterator[str]:
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()
+    with serve(_Handler) as url:
+        yield url
 
 
 def test_urls_reachable_passes(http_base: str) -> None:

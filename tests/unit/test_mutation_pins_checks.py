@@ -6,7 +6,6 @@ from __future__ import annotations
 import http.server
 import socket
 import sys
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,6 +15,7 @@ import pytest
 from skillmake import process
 from skillmake.checks import CheckContext, run_check
 from skillmake.model import Check
+from tests.loopback import serve
 
 
 def mk(type_: str, *, file: str | None = None, **params: Any) -> Check:
@@ -221,15 +221,8 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 
 @pytest.fixture
 def base() -> Iterator[str]:
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()
+    with serve(_Handler) as url:
+        yield url
 
 
 @pytest.mark.parametrize(("path", "passed", "tail"), [
