@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import datetime as dt
+import sys
 from typing import Any
 
 import orjson
 
 from .. import atomic
 from ..checkout import Cell, CellRecords, checkout, records_of
+from ..console import write_line
 from ..project import Project, current_run_id
 from .plan import SpecPlan, report_inputs
 
@@ -70,7 +72,7 @@ def build_and_write(project: Project, plan: SpecPlan) -> str | None:
     atomic.write_bytes(folder / STAMP, orjson.dumps({"inputs": report_inputs(keys), "passed": verdict["passed"],
                                                      "problems": problems}))
     previous = {plan.spec.name: published.previous} if published.previous else None
-    print(render_summary([report], previous=previous, run_id=run_id), flush=True)
+    write_line(sys.stdout, render_summary([report], previous=previous, run_id=run_id))
     return "\n".join(problems) if problems else None
 
 

@@ -11,6 +11,7 @@ import time
 from typing import Any, TextIO
 
 from .. import STARTED
+from ..console import write_line
 from . import tasks
 
 
@@ -173,11 +174,7 @@ class SkillmakeReporter:
     def _line(self, text: str, *, err: bool = False) -> None:
         if self.closed:
             return
-        stream = self.err if err else self.out
-        try:
-            stream.write(text + "\n")
-            stream.flush()
-        except BrokenPipeError:  # `skillmake | head`: stop writing, keep running
+        if not write_line(self.err if err else self.out, text):
             self.closed = True
 
 

@@ -327,3 +327,14 @@ def test_a_run_whose_judge_has_no_key_stops_before_any_trial(tmp_path: Path) -> 
 
 def _dodo(p: Project) -> Path:
     return p.write("dodo.py", "from skillmake.dodo import *  # noqa: F403\n")
+
+
+def test_output_piped_to_head_loses_nothing(tmp_path: Path) -> None:
+    p = _project(tmp_path, SHARED)
+    shell = f"{sys.executable} -m skillmake -n 2 -P thread | head -1"
+    done = subprocess.run(["bash", "-o", "pipefail", "-c", shell], cwd=p.root, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr  # the reader left early; the run still finished and passed
+    assert "Traceback" not in done.stderr and len(done.stdout.splitlines()) == 1
+    again = p.run()
+    assert again.agent_calls == 0 and "nothing stale" in again.out  # every trial, grade and report was kept
