@@ -19,6 +19,21 @@ def within(path: str, folder: str) -> bool:
     return os.path.commonpath([path, folder]) == folder
 
 
+def spec_file_problem(resolved: str, *, root: str) -> str | None:
+    """Why a file a spec reads (an input file, a check's script or schema file), written relative to the spec's
+    folder and resolved with its links followed, may not be used: it lies outside the project root. The root,
+    not the spec's folder, is the boundary, so `evals/` beside `fixtures/` works (`../fixtures/x.csv`), as
+    `skill: ../skills/x` does; a project's files never reach outside it, whatever links they pass through."""
+    real_root = os.path.realpath(root)
+    if within(resolved, real_root):
+        return None
+    return f"resolves outside the project root (to {resolved})"
+
+
+SPEC_FILE_HINT = ("keep the files a spec reads inside the project (its root holds skillmake.toml, a pyproject.toml "
+                  "with [tool.skillmake], a dodo.py or .skillmake/; `--root DIR` sets it); links are followed")
+
+
 def allowed_roots(project_root: str) -> tuple[list[str], list[str]]:
     """The folders a skill may live under, resolved: the project root, then each folder listed in
     SKILLMAKE_ALLOWED_ROOTS (separated by os.pathsep). Also the entries ignored because they are not absolute."""

@@ -1,4 +1,5 @@
-"""A project: its root, the store, the kept-runs folder, the loaded specs and their errors."""
+"""A project: its root and configuration, the store, the kept-runs folder, the loaded specs (with this run's
+settings applied) and their errors."""
 
 from __future__ import annotations
 
@@ -9,11 +10,13 @@ from pathlib import Path
 
 import orjson
 
-from . import atomic
+from . import atomic, overrides
+from .config import Config, load_config
+from .discovery import Head
 from .errors import SpecError
 from .keys import KeyMaker
 from .model import Spec
-from .store import Store, store_root
+from .store import Store
 
 
 @dataclass(slots=True)
@@ -25,6 +28,10 @@ class Project:
     specs: list[Spec] = field(default_factory=list)
     broken: dict[str, list[SpecError]] = field(default_factory=dict)  # spec path → its errors
     spec_files: list[str] = field(default_factory=list)
+    config: Config | None = None
+    skipped: list[Head] = field(default_factory=list)  # files in other tools' formats, left alone
+    # spec name → its run settings and where each came from (`skillmake explain`: "trials: 5 (command line)")
+    settings: dict[str, dict[str, overrides.Setting]] = field(default_factory=dict)
 
     @property
     def runs_dir(self) -> Path:
@@ -41,18 +48,28 @@ class Project:
 
     @classmethod
     def open(cls, root: str, *, files: list[str] | None = None) -> Project:
+        """Load the project at `root`. Raise ConfigErrors for a broken configuration, NoSpecs when the project
+        has no spec (and then create nothing: no .skillmake/ where there is nothing to run)."""
         from .validate import validate_files
 
         root = os.path.abspath(root)
-        state = Path(root) / ".skillmake"
-        state.mkdir(exist_ok=True)
-        _ignore_file(state)
-        project = cls(root=root, store=Store(store_root(root)), state_dir=state, keys=KeyMaker(root))
+        config = load_config(root)
+        state = Path(config.state_dir)
         cache = _SchemaCache(state / "schema-valid.json")
-        result = validate_files(files, root=root, schema_valid=cache.digests)
+        result = validate_files(files, root=root, schema_valid=cache.digests, config=config)
+        if result.no_specs is not None:
+            raise result.no_specs
+        overrides.check()  # a bad $SKILLMAKE_TRIALS is a usage error before anything is created
+        state.mkdir(parents=True, exist_ok=True)
+        _ignore_file(state)
         cache.save()
-        project.specs = result.specs
-        project.spec_files = result.files
+        project = cls(root=root, store=Store(config.content_store), state_dir=state, keys=KeyMaker(root),
+                      config=config, skipped=result.skipped, spec_files=result.files)
+        for spec in result.specs:
+            head = result.heads.get(spec.path)
+            settings = overrides.spec_settings(spec, config, declared=head.keys if head else frozenset())
+            project.settings[spec.name] = settings
+            project.specs.append(overrides.apply(spec, settings, config))
         for error in result.errors:
             path = error.loc.path if error.loc else "?"
             project.broken.setdefault(path, []).append(error)

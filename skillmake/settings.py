@@ -15,6 +15,7 @@ An Anthropic base URL has no /v1 (the client appends /v1/messages); an OpenAI on
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -25,6 +26,18 @@ DEFAULT_OPENAI_MODEL = "gpt-5.4-mini"
 DEFAULT_ANTHROPIC_URL = "https://api.anthropic.com"
 DEFAULT_OPENAI_URL = "https://api.openai.com/v1"
 DEFAULT_MAX_TOKENS = 8192  # anthropic requires max_tokens; the spec's agent.max_tokens overrides it
+_OPENAI_MODEL = re.compile(r"^(?:gpt-|o\d)")
+
+
+def infer_provider(model: str | None) -> str | None:
+    """The provider a model name belongs to: claude-* → anthropic, gpt-* / o<digit>* → openai, else None."""
+    if not model:
+        return None
+    if model.startswith("claude-"):
+        return "anthropic"
+    if _OPENAI_MODEL.match(model):
+        return "openai"
+    return None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import os
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..model import Case, Spec
+from ..overrides import ENV, overridden
+from ..settings import infer_provider
 from . import criteria, expectations, rubric, sections
 from .base import Endpoint
 from .render import RENDER_VERSION, context_of
@@ -16,8 +16,8 @@ from .render import RENDER_VERSION, context_of
 JUDGES = (rubric, criteria, expectations, sections)  # run in this order
 PROVIDERS = ("anthropic", "openai", "claude-code")  # the ones implemented; the schema also names codex
 DEFAULT_MODELS = {"anthropic": "claude-sonnet-4-6", "openai": "gpt-5.4", "claude-code": "claude-sonnet-4-6"}
-PROVIDER_ENV = "SKILLMAKE_JUDGE_PROVIDER"
-_OPENAI_MODEL = re.compile(r"^(?:gpt-|o\d)")
+PROVIDER_ENV = ENV["judge_provider"]  # SKILLMAKE_JUDGE_PROVIDER
+__all__ = ["PROVIDER_ENV", "Choice", "applicable", "choose", "endpoint", "infer_provider", "judge_key"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -27,31 +27,31 @@ class Choice:
     provider: str
     model: str
     error: str | None = None
-    # Where the provider came from: "judge.provider", "$SKILLMAKE_JUDGE_PROVIDER", "judge.model" or "default"
+    # Where the provider came from: "--judge-provider", "$SKILLMAKE_JUDGE_PROVIDER", "judge.provider", "judge.model"…
     # (for messages only, so two choices of the same provider and model are equal).
     source: str = field(default="default", compare=False)
 
 
-def infer_provider(model: str | None) -> str | None:
-    """claude-* → anthropic, gpt-* / o<digit>* → openai, else None."""
-    if not model:
-        return None
-    if model.startswith("claude-"):
-        return "anthropic"
-    if _OPENAI_MODEL.match(model):
-        return "openai"
-    return None
-
-
 def choose(spec: Spec, *, environ: Mapping[str, str] | None = None) -> Choice:
-    """judge.provider, else $SKILLMAKE_JUDGE_PROVIDER, else inferred from judge.model, else anthropic; then
-    judge.model, else the provider's default (claude-sonnet-4-6 / gpt-5.4)."""
-    env = (os.environ if environ is None else environ).get(PROVIDER_ENV, "").strip() or None
-    inferred = infer_provider(spec.judge.model)
+    """The judge, as every run setting (overrides.py): --judge-provider, else $SKILLMAKE_JUDGE_PROVIDER, else
+    judge.provider, else inferred from the judge model, else anthropic; then --judge-model, else
+    $SKILLMAKE_JUDGE_MODEL, else judge.model, else the provider's default (claude-sonnet-4-6 / gpt-5.4).
+
+    Specs of a project already carry these (overrides.apply): looking again here gives the same answer, and
+    keeps a spec built without a project honest."""
+    given = overridden("judge_provider", environ=environ)
+    given_model = overridden("judge_model", environ=environ)
+    chosen_model = given_model.value if given_model else spec.judge.model
+    inferred = infer_provider(chosen_model)
+    labels = {"command line": "--judge-provider", "environment": f"${PROVIDER_ENV}"}
     provider, source = next((value, name) for value, name in (
-        (spec.judge.provider, "judge.provider"), (env, f"${PROVIDER_ENV}"), (inferred, "judge.model"),
-        ("anthropic", "default")) if value)
-    model = spec.judge.model or DEFAULT_MODELS.get(provider, "")
+        (given.value if given else None, labels.get(given.source, "") if given else ""),
+        (inferred if given_model else None, "the judge model given for this run"),
+        (spec.judge.provider, "judge.provider"), (inferred, "judge.model"), ("anthropic", "default")) if value)
+    model = chosen_model
+    if given and not given_model and inferred not in (None, provider):
+        model = None  # a provider chosen for this run does not inherit a written model of another family
+    model = model or DEFAULT_MODELS.get(provider, "")
     if provider not in PROVIDERS:
         return Choice(provider=provider, model=model, source=source,
                       error=f"judge provider {provider!r} (from {source}) is not supported; "

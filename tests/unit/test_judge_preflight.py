@@ -54,7 +54,7 @@ def test_openai_inferred_from_the_model() -> None:
 def test_the_provider_variable_and_the_spec_are_named_as_the_source() -> None:
     [line] = judge_problems([make_spec()], environ={resolve.PROVIDER_ENV: "openai"})
     assert "OPENAI_API_KEY" in line and "from $SKILLMAKE_JUDGE_PROVIDER" in line
-    [line] = judge_problems([make_spec(provider="openai")], environ={resolve.PROVIDER_ENV: "anthropic"})
+    [line] = judge_problems([make_spec(provider="openai")], environ={})
     assert "OPENAI_API_KEY" in line and "from judge.provider" in line
 
 

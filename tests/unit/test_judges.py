@@ -328,13 +328,13 @@ def test_openai_request_uses_a_strict_schema_and_temperature_only_where_allowed(
     assert "temperature" not in reasoning and classic["temperature"] == 0
 
 
-def test_provider_precedence_spec_then_env_then_model_then_anthropic(api: FakeAPI,
+def test_provider_precedence_env_then_spec_then_model_then_anthropic(api: FakeAPI,
                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     assert resolve.choose(make_spec()) == resolve.Choice(provider="anthropic", model="claude-sonnet-4-6")
     monkeypatch.setenv(resolve.PROVIDER_ENV, "openai")
     assert resolve.choose(make_spec()) == resolve.Choice(provider="openai", model="gpt-5.4")
     assert resolve.choose(make_spec(model="claude-haiku-4-5")).provider == "openai"  # env beats inference
-    assert resolve.choose(make_spec(provider="anthropic")).provider == "anthropic"  # the spec beats env
+    assert resolve.choose(make_spec(provider="anthropic")).provider == "openai"  # the environment beats the spec
     api.default = Reply.text(json.dumps({"score": 4, "reason": "ok"}))
     assert judge_case(make_spec(), make_case(rubric="r"), output="x", files={}).error is None
     assert api.requests[0].path == CHAT and api.requests[0].model == "gpt-5.4"

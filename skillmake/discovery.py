@@ -1,0 +1,207 @@
+"""Finding a project's spec files: where to look (config `specs`, `exclude`), and telling other tools' files apart."""
+
+from __future__ import annotations
+
+import fnmatch
+import glob
+import os
+import re
+from dataclasses import dataclass, field
+
+from .config import Config, load_config
+from .errors import SkillmakeError
+from .spec import SPEC_SUFFIXES, spec_name_of
+
+SKIP_DIRS = frozenset({".git", ".hg", ".svn", ".skillmake", "node_modules", "__pycache__", ".venv", "venv",
+                       ".tox", ".nox", ".mypy_cache", ".ruff_cache", ".pytest_cache", "site-packages", ".tools"})
+EXIT_NO_SPECS = 5  # errors.EXIT_NO_SPECS once it lands there (pytest's "no tests collected")
+# A top-level key at column 0 of a block-style YAML file (the way specs are written): `key:` or `"key":`.
+_TOP_KEY = re.compile(r"^(?:\"([^\"\n]*)\"|'([^'\n]*)'|([A-Za-z_$][\w$.-]*))[ \t]*:(?=[ \t]|$)", re.M)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Head:
+    """What a spec file says about itself without being parsed in full: its top-level keys and name."""
+
+    path: str
+    keys: frozenset[str] = frozenset()
+    name: str = ""  # `name:` when the file sets one, else taken from the file name
+    name_at: tuple[int, int] = (1, 1)  # where `name:`'s value is (line, column); (1, 1) when named by the file
+    foreign: str | None = None  # the other tool whose format this is ("caliper", "eva"), None for a skillmake spec
+
+    @property
+    def named(self) -> bool:
+        return "name" in self.keys
+
+
+def read_head(path: str) -> Head:
+    """The head of the spec at `path`; an unreadable file is a skillmake spec named after its file (loading it
+    reports what is wrong)."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    except (OSError, UnicodeDecodeError):
+        return Head(path=path, name=spec_name_of(path))
+    keys, name, at = (_json_head(text) if path.endswith(".json") else _yaml_head(text))
+    return Head(path=path, keys=keys, name=name or spec_name_of(path), name_at=at if name else (1, 1),
+                foreign=foreign_format(keys))
+
+
+def foreign_format(keys: frozenset[str]) -> str | None:
+    """Which other tool's eval format a file with these top-level keys is in (docs/formats.md), if any."""
+    if keys & {"skill", "agent"}:
+        if "tasks" in keys and not keys & {"cases", "agent"}:
+            return "caliper"  # caliper's .eval.yaml: skill {path, backend}, judge {backend}, tasks — no cases
+        return None
+    if "cases" in keys and keys & {"defaults", "triggering"}:
+        return "eva"  # eva's eval.yml: defaults + cases with name/assert/inputs, and no skill or agent
+    if "tasks" in keys and "cases" not in keys:
+        return "caliper"
+    return None
+
+
+def _yaml_head(text: str) -> tuple[frozenset[str], str, tuple[int, int]]:
+    keys: set[str] = set()
+    name, at = "", (1, 1)
+    for m in _TOP_KEY.finditer(text):
+        key = next(g for g in m.groups() if g is not None)
+        keys.add(key)
+        if key == "name" and not name:
+            end = text.find("\n", m.end())
+            rest = text[m.end(): end if end >= 0 else len(text)]
+            name = _scalar(rest)
+            col = m.end() - m.start() + len(rest) - len(rest.lstrip(" \t")) + 1
+            at = (text.count("\n", 0, m.start()) + 1, col)
+    return frozenset(keys), name, at
+
+
+def _scalar(rest: str) -> str:
+    """A one-line YAML scalar as written after `name:` (quotes and a trailing comment removed)."""
+    value = rest.strip()
+    if value[:1] in ("'", '"'):
+        end = value.find(value[0], 1)
+        return value[1:end] if end > 0 else ""
+    return re.split(r"\s#", value, maxsplit=1)[0].strip()
+
+
+def _json_head(text: str) -> tuple[frozenset[str], str, tuple[int, int]]:
+    import json  # not orjson: importing it costs ~10 ms on the editor-save path (validate FILE)
+
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError):
+        return frozenset(), "", (1, 1)
+    if not isinstance(data, dict):
+        return frozenset(), "", (1, 1)
+    name = data.get("name") if isinstance(data.get("name"), str) else ""
+    at = (1, 1)
+    if name:
+        m = re.search(r"\"name\"\s*:\s*", text)
+        if m:
+            at = (text.count("\n", 0, m.end()) + 1, m.end() - text.rfind("\n", 0, m.end()))
+    return frozenset(data), name or "", at
+
+
+@dataclass(slots=True)
+class Discovery:
+    """What a search for specs found: the skillmake specs, and files in other tools' formats it skipped."""
+
+    root: str
+    searched: tuple[str, ...]  # the config's `specs`, or ("." ,) for the whole root
+    files: list[str] = field(default_factory=list)
+    heads: dict[str, Head] = field(default_factory=dict)  # every found file (specs and skipped) → its head
+    skipped: list[Head] = field(default_factory=list)
+
+
+class NoSpecs(SkillmakeError):
+    """Nothing to run: no spec file where the project says specs live."""
+
+    exit_code = EXIT_NO_SPECS
+
+    def __init__(self, found: Discovery) -> None:
+        where = ", ".join(found.searched)
+        message = f"no specs found under {found.root} (searched: {where})"
+        if found.skipped:
+            message += f"; {skipped_note(found.skipped, found.root)}"
+        super().__init__(message, hint="write a <skill>.eval.yaml beside your skill (`skillmake init` writes one), "
+                                       "or point [tool.skillmake] specs at the folders that hold them; "
+                                       "`--root DIR` runs another project")
+
+
+def skipped_note(skipped: list[Head], root: str) -> str:
+    """One line naming the files in other formats that were left alone."""
+    shown = ", ".join(f"{_shown(h.path, root)} ({h.foreign})" for h in skipped)
+    if len(skipped) == 1:
+        return f"skipped 1 file in another format: {shown}"
+    return f"skipped {len(skipped)} files in other formats: {shown}"
+
+
+def require_specs(root: str, config: Config | None = None) -> None:
+    """Raise NoSpecs when the project at `root` has no spec (ConfigErrors when its configuration is broken)."""
+    found = scan(root, config)
+    if not found.files:
+        raise NoSpecs(found)
+
+
+def discover(root: str, config: Config | None = None) -> list[str]:
+    """Every skillmake spec file of the project at `root`, sorted (files in other tools' formats left out)."""
+    return scan(root, config).files
+
+
+def scan(root: str, config: Config | None = None) -> Discovery:
+    """Search the project for spec files: the folders and globs of the config's `specs` (default: the whole root),
+    minus its `exclude` globs, the store, VCS folders, caches, virtualenvs and node_modules."""
+    root = os.path.abspath(root)
+    config = config or load_config(root)
+    found = Discovery(root=root, searched=config.specs or (".",))
+    skip_real = {os.path.realpath(config.state_dir)}
+    paths: set[str] = set()
+    for entry in found.searched:
+        matches = glob.glob(os.path.join(root, entry), recursive=True) if glob.has_magic(entry) else [
+            os.path.join(root, entry)]
+        for match in sorted(matches):
+            if os.path.isfile(match) and match.endswith(SPEC_SUFFIXES):
+                if not _excluded(os.path.relpath(match, root), config.exclude):
+                    paths.add(os.path.normpath(match))
+            elif os.path.isdir(match):
+                paths.update(_walk(match, root, config.exclude, skip_real))
+    for path in sorted(paths):
+        head = read_head(path)
+        found.heads[path] = head
+        if head.foreign:
+            found.skipped.append(head)
+        else:
+            found.files.append(path)
+    return found
+
+
+def _walk(top: str, root: str, exclude: tuple[str, ...], skip_real: set[str]) -> list[str]:
+    out: list[str] = []
+    for folder, dirs, files in os.walk(top):
+        rel = os.path.relpath(folder, root)
+        dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS
+                         and not os.path.exists(os.path.join(folder, d, "pyvenv.cfg"))
+                         and not _excluded(os.path.normpath(os.path.join(rel, d)), exclude)
+                         and os.path.realpath(os.path.join(folder, d)) not in skip_real)
+        out.extend(os.path.normpath(os.path.join(folder, f)) for f in files
+                   if f.endswith(SPEC_SUFFIXES) and not _excluded(os.path.normpath(os.path.join(rel, f)), exclude))
+    return out
+
+
+def _excluded(rel: str, patterns: tuple[str, ...]) -> bool:
+    """A pattern without '/' matches a file or folder name anywhere; with '/', the path from the root."""
+    rel = rel.replace(os.sep, "/")
+    name = rel.rsplit("/", 1)[-1]
+    for pattern in patterns:
+        pattern = pattern.rstrip("/")
+        if "/" in pattern:
+            if fnmatch.fnmatchcase(rel, pattern.removeprefix("./")):
+                return True
+        elif fnmatch.fnmatchcase(name, pattern):
+            return True
+    return False
+
+
+def _shown(path: str, root: str) -> str:
+    rel = os.path.relpath(path, root)
+    return path if rel.startswith("..") else rel

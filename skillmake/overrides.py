@@ -1,0 +1,196 @@
+"""Run settings and where each value comes from: command line > environment > spec > project config > default.
+
+The settings: `trials`, `timeout`, `model` (the agent's), `judge_model`, `judge_provider` and `jobs`. The
+environment names them SKILLMAKE_TRIALS, SKILLMAKE_TIMEOUT, SKILLMAKE_MODEL, SKILLMAKE_JUDGE_MODEL,
+SKILLMAKE_JUDGE_PROVIDER and SKILLMAKE_JOBS (an empty value is unset). They are applied to the loaded specs, so
+the keys follow: another model re-runs trials, another judge re-judges, more trials run only the new ones, and a
+timeout changes no key.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+
+from .config import Config
+from .errors import SkillmakeError
+from .model import JudgeConfig, Spec
+from .settings import infer_provider
+
+SETTINGS = ("trials", "timeout", "model", "judge_model", "judge_provider", "jobs")
+ENV = {name: f"SKILLMAKE_{name.upper()}" for name in SETTINGS}
+OPTIONS = {name: "--" + name.replace("_", "-") for name in SETTINGS}
+# The command line's values, for worker processes started by spawn (they re-import this module).
+_COMMAND_LINE_VAR = "SKILLMAKE_COMMAND_LINE_SETTINGS"
+_command_line: dict[str, str] = {}
+
+COMMAND_LINE, ENVIRONMENT, SPEC, PROJECT, DEFAULT = "command line", "environment", "spec", "project config", "default"
+DEFAULTS: dict[str, Any] = {"trials": 1, "timeout": 300.0, "model": None, "judge_model": None,
+                            "judge_provider": None, "jobs": 1}
+
+
+class OverrideError(SkillmakeError):
+    """A command-line or environment value that is not a valid setting."""
+
+    exit_code = 3
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Setting:
+    """A setting's value and where it came from."""
+
+    name: str
+    value: Any
+    source: str
+
+    def line(self) -> str:
+        if self.value is None:
+            shown = "the provider's default" if self.name.startswith("judge_") else "the agent's default"
+        else:
+            shown = f"{self.value:g}s" if self.name == "timeout" else str(self.value)
+        return f"{self.name}: {shown} ({self.source})"
+
+
+def set_command_line(values: Mapping[str, str]) -> None:
+    """The values given on skillmake's command line (--trials, --timeout, --model, --judge-model,
+    --judge-provider, -j/--jobs): checked now, so a bad one is a usage error before anything loads."""
+    unknown = set(values) - set(SETTINGS)
+    if unknown:
+        raise ValueError(f"not run settings: {', '.join(sorted(unknown))}")
+    chosen = {k: str(v) for k, v in values.items() if v is not None and str(v).strip()}
+    for name, raw in chosen.items():
+        _parse(name, raw, OPTIONS[name])
+    _command_line.clear()
+    _command_line.update(chosen)
+    if chosen:
+        os.environ[_COMMAND_LINE_VAR] = json.dumps(chosen)
+    else:
+        os.environ.pop(_COMMAND_LINE_VAR, None)
+
+
+def _given(environ: Mapping[str, str] | None) -> list[tuple[str, Mapping[str, str], Mapping[str, str]]]:
+    """(source, values, how each is named in messages), highest precedence first."""
+    env = os.environ if environ is None else environ
+    line = dict(_command_line)
+    if not line and env.get(_COMMAND_LINE_VAR):
+        try:
+            line = {k: str(v) for k, v in json.loads(env[_COMMAND_LINE_VAR]).items() if k in SETTINGS}
+        except (ValueError, AttributeError):
+            line = {}
+    from_env = {name: env[var] for name, var in ENV.items() if env.get(var, "").strip()}
+    return [(COMMAND_LINE, line, OPTIONS), (ENVIRONMENT, from_env, {k: f"${v}" for k, v in ENV.items()})]
+
+
+def overridden(name: str, *, environ: Mapping[str, str] | None = None) -> Setting | None:
+    """The command-line or environment value of setting `name`, if either gives one."""
+    for source, values, labels in _given(environ):
+        if name in values:
+            return Setting(name=name, value=_parse(name, values[name], labels[name]), source=source)
+    return None
+
+
+def check(*, environ: Mapping[str, str] | None = None) -> None:
+    """Raise OverrideError for the first command-line or environment value that is not a valid setting."""
+    for name in SETTINGS:
+        overridden(name, environ=environ)
+
+
+def _parse(name: str, raw: str, label: str) -> Any:
+    text = raw.strip()
+    if name in ("trials", "jobs"):
+        try:
+            number = int(text)
+        except ValueError:
+            number = 0
+        if number < 1:
+            raise OverrideError(f"{label} {raw!r} is not a whole number of at least 1",
+                                hint=f"give {name} as a count, like {label}{'=' if label.startswith('$') else ' '}3")
+        return number
+    if name == "timeout":
+        try:
+            seconds = float(text)
+        except ValueError:
+            seconds = math.nan
+        if not (seconds > 0 and math.isfinite(seconds)):
+            raise OverrideError(f"{label} {raw!r} is not a number of seconds above 0",
+                                hint="give the timeout in seconds, like 120 or 2.5")
+        return seconds
+    return text
+
+
+def resolve(name: str, *, spec: Any = None, project: Any = None, environ: Mapping[str, str] | None = None) -> Setting:
+    """Setting `name`: command line, environment, the spec's own value, the project config's, the default."""
+    given = overridden(name, environ=environ)
+    if given is not None:
+        return given
+    for value, source in ((spec, SPEC), (project, PROJECT)):
+        if value is not None:
+            return Setting(name=name, value=value, source=source)
+    return Setting(name=name, value=DEFAULTS[name], source=DEFAULT)
+
+
+def jobs(config: Config, *, environ: Mapping[str, str] | None = None) -> Setting:
+    """How many tasks run at once (doit's -n): command line, environment, project config, 1."""
+    return resolve("jobs", project=config.jobs, environ=environ)
+
+
+def spec_settings(spec: Spec, config: Config, *, declared: frozenset[str],
+                  environ: Mapping[str, str] | None = None) -> dict[str, Setting]:
+    """The run settings of `spec` as loaded (before `apply`). `declared`: the spec file's top-level keys (its
+    `trials: 1` is the spec's value; no `trials:` at all leaves the project config's)."""
+    out = {
+        "trials": resolve("trials", spec=spec.trials if "trials" in declared else None, project=config.trials,
+                          environ=environ),
+        "timeout": resolve("timeout", spec=spec.timeout if "timeout" in declared else None, project=config.timeout,
+                           environ=environ),
+        "model": resolve("model", spec=spec.agent.model, project=config.agent.get("model"), environ=environ),
+    }
+    provider = resolve("judge_provider", spec=spec.judge.provider, project=config.judge.get("provider"),
+                       environ=environ)
+    model = resolve("judge_model", spec=spec.judge.model, project=config.judge.get("model"), environ=environ)
+    chosen = (COMMAND_LINE, ENVIRONMENT)
+    # A judge model given for this run names its provider (gpt-* is OpenAI): it wins over a provider written down
+    # for the old model. A provider given for this run drops a written model of another provider's family.
+    inferred = infer_provider(model.value)
+    if model.source in chosen and provider.source not in chosen and inferred and inferred != provider.value:
+        provider = Setting(name="judge_provider", value=inferred, source=f"{model.source}, from the judge model")
+    elif provider.source in chosen and model.source not in chosen and inferred not in (None, provider.value):
+        model = Setting(name="judge_model", value=None, source=f"{provider.source}, from the judge provider")
+    out["judge_provider"], out["judge_model"] = provider, model
+    return out
+
+
+def apply(spec: Spec, settings: Mapping[str, Setting], config: Config) -> Spec:
+    """`spec` as this run sees it: the resolved settings, and the project config's agent defaults where the
+    spec's agent leaves them unset. Arms that take the spec's own agent model (not a variant's) follow `model`."""
+    base_model = spec.agent.model
+    model = settings["model"].value
+    defaults = {k: v for k, v in config.agent.items() if k != "model"}
+
+    def agent_of(agent: Any) -> Any:
+        changes = {k: v for k, v in defaults.items() if getattr(agent, k) is None}
+        if agent.model == base_model:
+            changes["model"] = model
+        return replace(agent, **changes) if changes else agent
+
+    timeout = settings["timeout"]
+    cases = spec.cases
+    if timeout.source in (COMMAND_LINE, ENVIRONMENT):  # beats the cases' own timeouts too: they are the spec's
+        cases = tuple(replace(c, timeout=None) if c.timeout is not None else c for c in cases)
+    judge = JudgeConfig(provider=settings["judge_provider"].value, model=settings["judge_model"].value,
+                        pass_threshold=spec.judge.pass_threshold)
+    return replace(spec, trials=settings["trials"].value, timeout=float(timeout.value), cases=cases,
+                   agent=agent_of(spec.agent), arms=tuple(replace(a, agent=agent_of(a.agent)) for a in spec.arms),
+                   judge=judge)
+
+
+def describe(settings: Mapping[str, Setting], *, jobs_setting: Setting | None = None) -> list[str]:
+    """One line per setting, for `skillmake explain`: `trials: 5 (command line)`."""
+    lines = [settings[name].line() for name in SETTINGS if name in settings]
+    if jobs_setting is not None:
+        lines.append(jobs_setting.line())
+    return lines
