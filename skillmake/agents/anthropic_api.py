@@ -6,6 +6,7 @@ import os
 import time
 from typing import Any
 
+from .. import sdk
 from ..model import AgentConfig
 from ..pricing import cost_usd
 from ..settings import DEFAULT_MAX_TOKENS, resolve_anthropic
@@ -25,7 +26,7 @@ class AnthropicAgent:
         return None  # the SDK's version does not change what the model answers, so it stays out of the key
 
     def run(self, request: TrialRequest) -> AgentResult:
-        import anthropic
+        anthropic = sdk.load("anthropic", what="the anthropic agent")
 
         deadline = time.monotonic() + request.timeout
         settings = resolve_anthropic(request.agent.model, spec_env=dict(request.agent.env),

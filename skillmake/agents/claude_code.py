@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -34,6 +36,13 @@ QUIET_ENV = {
 # Flags that already decide permissions; without one, file edits in the workspace are accepted (a skill that
 # writes its output must be able to), while anything else needs `allowed_tools`.
 _PERMISSION_FLAGS = ("--permission-mode", "--dangerously-skip-permissions", "--allow-dangerously-skip-permissions")
+# What the CLI accepts as credentials in -p mode. A trial's HOME is fresh, so a `claude /login` of the user's
+# (kept in their own ~/.claude) never reaches it: one of these must come through the environment.
+CREDENTIAL_VARS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN")
+_CLOUD_VARS = ("CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX", "CLAUDE_CODE_USE_FOUNDRY")  # their own creds
+LOGIN_HINT = ("trials run with a fresh HOME, so `claude /login` cannot help: set ANTHROPIC_API_KEY, or create a "
+              "token with `claude setup-token`, export it as CLAUDE_CODE_OAUTH_TOKEN and add "
+              "`pass_env: [CLAUDE_CODE_OAUTH_TOKEN]` to the spec's agent")
 _SUBTYPE_ERRORS = {
     "error_max_turns": "reached the turn limit (max_turns)",
     "error_max_budget_usd": "reached the spending limit (budget_usd)",
@@ -59,6 +68,7 @@ class ClaudeStream:
     retries: int = 0  # `system/api_retry` events: requests the CLI made again after a failure
     last_text: str = ""  # the last assistant text (the output when the run never reached a result)
     bad_lines: int = 0  # lines that were not JSON objects (a crash message, a truncated last line)
+    auth_failed: bool = False  # an assistant message flagged `error: authentication_failed` ("Not logged in")
     skills: tuple[str, ...] = field(default_factory=tuple)  # Skill tool calls, in order, each once
 
     @property
@@ -75,6 +85,7 @@ def parse_stream(data: bytes) -> ClaudeStream:
     skills: list[str] = []
     last_text = ""
     retries = 0
+    auth_failed = False
     events, bad = json_lines(data)
     for event in events:
         kind = event.get("type")
@@ -85,6 +96,7 @@ def parse_stream(data: bytes) -> ClaudeStream:
         elif kind == "result":
             result = event
         elif kind == "assistant":
+            auth_failed = auth_failed or event.get("error") == "authentication_failed"
             message = event.get("message") or {}
             mid = message.get("id")
             if isinstance(mid, str) and mid not in ids:
@@ -105,7 +117,8 @@ def parse_stream(data: bytes) -> ClaudeStream:
             if texts:
                 last_text = "".join(texts)
     return ClaudeStream(init=init, result=result, tool_uses=tuple(tools), message_ids=tuple(ids),
-                        last_text=last_text, bad_lines=bad, skills=tuple(skills), retries=retries)
+                        last_text=last_text, bad_lines=bad, skills=tuple(skills), retries=retries,
+                        auth_failed=auth_failed)
 
 
 def _skill_called(use: ToolUse) -> str | None:
@@ -168,6 +181,36 @@ def result_error(result: dict[str, Any]) -> str | None:
     return "claude " + ": ".join(parts)
 
 
+def missing_credentials(env: Mapping[str, str], flags: Sequence[str],
+                        environ: Mapping[str, str] | None = None) -> str | None:
+    """Why the CLI would refuse with "Not logged in" in an environment `env`, or None when it has credentials
+    (or may have them some other way: a cloud provider, a `--settings` file with an apiKeyHelper)."""
+    if any(env.get(name) for name in CREDENTIAL_VARS):
+        return None
+    if any(env.get(name, "").strip().lower() not in ("", "0", "false") for name in _CLOUD_VARS):
+        return None
+    if any(flag.split("=", 1)[0] == "--settings" for flag in flags):
+        return None
+    outside = os.environ if environ is None else environ
+    if outside.get("CLAUDE_CODE_OAUTH_TOKEN"):
+        return ("claude-code has no credentials: CLAUDE_CODE_OAUTH_TOKEN is set but trials do not get it; add "
+                "`pass_env: [CLAUDE_CODE_OAUTH_TOKEN]` to the spec's agent")
+    return f"claude-code has no credentials (none of {', '.join(CREDENTIAL_VARS)} is set); {LOGIN_HINT}"
+
+
+def login_error(stream: ClaudeStream, failure: str) -> str:
+    """`failure` (the result's error), made actionable when credentials are the cause: the CLI found none
+    ("Not logged in · Please run /login", which a trial's fresh HOME makes useless advice), or the API refused
+    the ones it was given."""
+    result = stream.result or {}
+    text = str(result.get("result") or stream.last_text or "").strip()
+    if "Please run /login" in text:
+        return f"claude could not authenticate ({text[:200]}); {LOGIN_HINT}"
+    if stream.auth_failed:
+        return f"{failure}; the API refused the credentials: check {', '.join(CREDENTIAL_VARS)}"
+    return failure
+
+
 def build_argv(binary: str, config: AgentConfig, model: str | None) -> list[str]:
     """The command line; the prompt goes on stdin (a prompt starting with '-' must not read as a flag)."""
     argv = [binary, "-p", "--output-format", "stream-json", "--verbose", "--no-session-persistence"]
@@ -225,7 +268,10 @@ class ClaudeCodeAgent(CliAgent):
             env.setdefault("ANTHROPIC_AUTH_TOKEN", ep.auth_token)
         if config.sync_tasks:
             env["CLAUDE_CODE_DISABLE_BACKGROUND_TASKS"] = "1"
-        secrets = ep.secrets + tuple(v for k, v in env.items() if k in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"))
+        missing = missing_credentials(env, config.flags)
+        if missing:  # the CLI would only answer "Not logged in · Please run /login", which cannot help here
+            return AgentResult(outcome="error", output="", error=missing, usage=Usage(num_turns=0, requests=0))
+        secrets = ep.secrets + tuple(v for k, v in env.items() if k in CREDENTIAL_VARS and v)
         done = process.run(build_argv(binary, config, _model(config)), cwd=request.workspace, env=env,
                            timeout=request.timeout, stdin=request.prompt.encode())
         return self._result(request, done, secrets)
@@ -256,6 +302,7 @@ class ClaudeCodeAgent(CliAgent):
                                                 secrets))
         failure = result_error(stream.result)
         if failure:
+            failure = login_error(stream, failure)
             return AgentResult(outcome="error", output=_output(stream), error=scrub_text(failure, secrets), **common)
         return AgentResult(outcome="completed", output=_output(stream), **common)
 

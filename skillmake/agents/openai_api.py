@@ -6,6 +6,7 @@ import os
 import time
 from typing import Any
 
+from .. import sdk
 from ..model import AgentConfig
 from ..pricing import cost_usd
 from ..settings import resolve_openai
@@ -26,7 +27,7 @@ class OpenAIAgent:
         return None  # the SDK's version does not change what the model answers, so it stays out of the key
 
     def run(self, request: TrialRequest) -> AgentResult:
-        import openai
+        openai = sdk.load("openai", what="the openai agent")
 
         deadline = time.monotonic() + request.timeout
         settings = resolve_openai(request.agent.model, spec_env=dict(request.agent.env),

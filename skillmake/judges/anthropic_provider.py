@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from .. import sdk
 from ..agents.base import Usage
 from ..pricing import cost_usd
 from .base import TOOL_NAME, Endpoint, JudgeCallError, JudgeRequest, ProviderReply, TransientError, brief
@@ -17,7 +18,10 @@ _STRICT_REFUSED = re.compile(r"strict|grammar|schema|structured", re.IGNORECASE)
 
 def complete(request: JudgeRequest, endpoint: Endpoint) -> ProviderReply:
     """One verdict from Claude, retried within the budget; raises JudgeCallError when none can be had."""
-    import anthropic
+    try:
+        anthropic = sdk.load("anthropic", what="the anthropic judge")
+    except sdk.MissingSDK as err:
+        raise JudgeCallError(err.render(), requests=0) from err
 
     secrets = endpoint.secrets  # redacted from every message before it is cut short
     try:

@@ -6,6 +6,7 @@ import json
 import re
 from typing import Any
 
+from .. import sdk
 from ..agents.base import Usage
 from ..pricing import cost_usd
 from .anthropic_provider import retry_after
@@ -19,7 +20,10 @@ _NO_TEMPERATURE = re.compile(r"^(?:gpt-5|o\d)")
 
 def complete(request: JudgeRequest, endpoint: Endpoint) -> ProviderReply:
     """One verdict from an OpenAI model, retried within the budget; raises JudgeCallError when none can be had."""
-    import openai
+    try:
+        openai = sdk.load("openai", what="the openai judge")
+    except sdk.MissingSDK as err:
+        raise JudgeCallError(err.render(), requests=0) from err
 
     secrets = endpoint.secrets  # redacted from every message before it is cut short
     try:

@@ -11,6 +11,7 @@ import os
 from collections.abc import Iterable, Mapping
 from urllib.parse import urlsplit
 
+from .. import sdk
 from ..model import Spec
 from .resolve import Choice, applicable, choose, endpoint
 
@@ -46,6 +47,8 @@ def _problems(spec: Spec, env: Mapping[str, str]) -> list[str]:
             out.append(f"the judge needs the claude CLI ({which}); install it (npm install -g "
                        f"@anthropic-ai/claude-code, or scripts/setup.sh), set {CLI_ENV} to its path, "
                        "or change judge.provider")
+    elif not sdk.available(choice.provider):
+        out.append(f"the judge needs the {choice.provider} Python SDK ({which}); {sdk.missing_hint(choice.provider)}")
     elif not target.secrets:
         out.append(f"the judge needs {_KEYS[choice.provider]} ({which}); set it, or change judge.provider")
     if target.base_url and not _is_http_url(target.base_url):

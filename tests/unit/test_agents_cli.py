@@ -276,6 +276,7 @@ def replay(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     script = _exe(tmp_path / "replay-cli", f"#!{sys.executable}\n{_REPLAY}")
     monkeypatch.setenv("SKILLMAKE_CLAUDE", str(script))
     monkeypatch.setenv("SKILLMAKE_CODEX", str(script))
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-replay")  # claude-code refuses to start without credentials
     return tmp_path / "replay.json"
 
 
