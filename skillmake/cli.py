@@ -1,43 +1,54 @@
-"""The `skillmake` front end: fast commands of its own (validate), otherwise doit with a built-in loader."""
+"""The `skillmake` front end: its own options and fast commands, otherwise doit with a built-in loader."""
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
 
-from .errors import EXIT_FAILED, EXIT_INTERNAL, EXIT_INVALID, EXIT_OK, EXIT_USAGE, SkillmakeError
+from . import __version__, console
+from .commands import argv as cmdline
+from .errors import EXIT_INVALID, EXIT_OK, EXIT_USAGE, SkillmakeError, UsageError, exit_code_lines
 
-USAGE = """skillmake — Make-style evals for agent skills
+COMMANDS = """\
+commands:
+  (none) [TASK…]                run what is stale: every spec, or the tasks named (same as doit)
+  validate [FILE…]              check specs (no files: the whole project); --format json for tools
+  explain [TASK|CELL|SPEC…]     why each stale trial and grade would run, and the cost; --format json
+  report [SPEC…]                re-render the last results without running anything
+  watch [OPTIONS] [TASK…]       run again whenever a spec, a skill or a fixture changes
+  init                          write a starter spec, skill and dodo.py here
+  schema                        print the spec's JSON Schema (for editors)
+  list, info, clean, forget, …  doit's commands (`skillmake help` lists them; `skillmake CMD --help`)"""
 
-usage:
-  skillmake validate [FILE…] [--format text|json]   check specs (no files: the whole project)
-  skillmake explain [TASK…]                          why each stale trial would run, and the cost
-  skillmake report [SPEC…]                           re-render the last results without running
-  skillmake [doit options] [TASK…]                   run what is stale (same as doit)
 
-exit codes: 0 ok · 1 a threshold, required case or task failed · 2 invalid spec · 3 bad usage · 4 internal error
-"""
+def usage() -> str:
+    groups = [("options (every command)", cmdline.GLOBAL), ("which cells (run, explain, watch)", cmdline.SELECT),
+              ("run settings, for this run only (run, explain, watch)", cmdline.OVERRIDES),
+              ("output and parallelism (run)", cmdline.OUTPUT)]
+    return (f"skillmake {__version__} — Make-style evals for agent skills\n\n"
+            f"usage: skillmake [COMMAND] [OPTIONS] [TASK…]\n\n{COMMANDS}\n\n{cmdline.help_table(groups)}\n"
+            "  doit's run options work too: -n N (processes), -P thread|process, -a (always), -c (continue),\n"
+            "  -s (single), -v N (doit's verbosity), -o FILE, -r REPORTER, --db-file, --backend\n\n"
+            f"exit codes (the README's table says more):\n{exit_code_lines()}")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     try:
-        if args and args[0] == "validate":
-            return _validate(args[1:])
-        if args and args[0] == "explain":
-            return _explain(args[1:])
-        if args and args[0] == "report":
-            return _report(args[1:])
-        if args and args[0] in ("-h", "--help", "help") and len(args) == 1:
-            print(USAGE)
-            return EXIT_OK
-        return _run_doit(args)
+        return _main(args)
+    except UsageError as exc:
+        _error(exc.message, exc.hint)
+        return EXIT_USAGE
     except SkillmakeError as exc:
-        print(f"skillmake: {exc.render()}", file=sys.stderr)
-        return EXIT_INVALID
+        # An error may say its own code (errors.py's table): no spec found 5, a bad -k or setting 3.
+        code = EXIT_USAGE if type(exc).__name__ == "ExpressionError" else getattr(exc, "exit_code", EXIT_INVALID)
+        console.write_line(sys.stderr, f"skillmake: {exc.render()}")
+        return int(code)
+    except BrokenPipeError:
+        # The reader left (`skillmake -h | head`): stop quietly, as Unix tools do.
+        console.silence(sys.stdout)
+        return EXIT_OK
     except KeyboardInterrupt:
         from . import process
 
@@ -51,112 +62,87 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
 
 
-def _validate(args: list[str]) -> int:
-    from .validate import render_json, render_text, validate_files
-
-    parser = argparse.ArgumentParser(prog="skillmake validate", description="Check eval specs.")
-    parser.add_argument("files", nargs="*", help="spec files (default: every spec under the project root)")
-    parser.add_argument("--format", choices=("text", "json"), default="text")
-    parser.add_argument("--root", default=".", help="project root (default: the current folder)")
-    parser.add_argument("-q", "--quiet", action="store_true", help="print nothing when all specs are valid")
-    try:
-        opts = parser.parse_args(args)
-    except SystemExit as exc:
-        return EXIT_OK if exc.code == 0 else EXIT_USAGE
-    root = os.path.abspath(opts.root)
-    try:
-        result = validate_files(opts.files or None, root=root)
-    except Exception as exc:  # a bug, not a user error: one line and exit 4, never a traceback in an editor
-        print(f"skillmake: internal error while validating: {type(exc).__name__}: {exc}\n"
-              "  hint: this is a bug in skillmake; please report it with the spec that triggers it",
-              file=sys.stderr)
-        return EXIT_INTERNAL
-    if opts.format == "json":
-        import orjson
-
-        payload: dict[str, Any] = {"valid": result.ok, "files": len(result.files), "errors": render_json(result)}
-        sys.stdout.write(orjson.dumps(payload, option=orjson.OPT_INDENT_2).decode() + "\n")
-    elif result.errors:
-        print(render_text(result), file=sys.stderr)
-        bad = len({e.loc.path for e in result.errors if e.loc})
-        print(f"{len(result.errors)} error(s) in {bad} of {len(result.files)} spec(s)", file=sys.stderr)
-    elif not opts.quiet:
-        print(f"{len(result.files)} spec(s) valid")
-    return EXIT_OK if result.ok else EXIT_INVALID
+def _error(message: str, hint: str | None) -> None:
+    console.write_line(sys.stderr, f"skillmake: {message}" + (f"\n{hint}" if hint else ""))
 
 
-def _spec_command(prog: str, description: str, args: list[str]) -> argparse.Namespace | int:
-    """Parse `skillmake explain|report [SPEC…] [--root DIR]`; an int is the exit code to return."""
-    parser = argparse.ArgumentParser(prog=prog, description=description)
-    parser.add_argument("specs", nargs="*", help="spec names (default: all)")
-    parser.add_argument("--root", default=None, help="project root (default: the current folder)")
-    try:
-        return parser.parse_args(args)
-    except SystemExit as exc:
-        return EXIT_OK if exc.code == 0 else EXIT_USAGE
+def _main(args: list[str]) -> int:
+    inv = cmdline.parse(args, doit_commands=_doit_commands)
+    if inv.root is not None:
+        root = os.path.abspath(os.path.expanduser(inv.root))
+        if not os.path.isdir(root):
+            raise UsageError(f"--root {inv.root}: no such folder", hint="usage: skillmake --root DIR [COMMAND] …")
+        os.environ["SKILLMAKE_ROOT"] = root  # before anything loads: every command and doit's loader read it
+    if inv.version:
+        from .build.main import doit_version
+
+        return _say(f"skillmake {__version__}\ndoit {doit_version()}")
+    console.configure(quiet=inv.quiet, verbose=bool(inv.verbose), color=inv.color)
+    if inv.command in ("validate", "report", "watch", "init", "schema"):
+        return _own(inv.command, [*inv.args, *(["--help"] if inv.help else [])])
+    if inv.command == "explain":
+        if inv.help:
+            return _say(f"usage: skillmake explain [OPTIONS] [TASK|CELL|SPEC…]\n\n"
+                        f"{cmdline.help_table([('options', cmdline.EXPLAIN + cmdline.SELECT + cmdline.OVERRIDES)])}")
+        _set_run_options(inv)
+        from .commands.specs import explain
+
+        return explain(inv)
+    if (inv.command == "help" and not inv.targets) or (inv.command == "run" and inv.help):
+        return _say(usage())
+    if inv.help:
+        from .build.main import doit_help
+
+        return doit_help(inv.command)
+    if inv.command == "run":
+        _set_run_options(inv)
+    return _run_doit(list(inv.doit_args), verbose=bool(inv.verbose) and inv.command == "run")
 
 
-def _explain(args: list[str]) -> int:
-    opts = _spec_command("skillmake explain", "Say why each stale trial and grade would run, without running.", args)
-    if isinstance(opts, int):
-        return opts
-    from .build.explain import explain, render
-
-    project, plans = _load(opts.root, opts.specs)
-    if project.broken:
-        from .validate import Validation, render_text
-
-        errors = [e for errs in project.broken.values() for e in errs]
-        print(render_text(Validation(errors=errors)), file=sys.stderr)
-    stale, totals = explain(project, plans)
-    print(render(stale, totals))
-    from .build.tasks import judge_preflight
-
-    for line in judge_preflight(plans):
-        print(f"would stop before running: {line}")
-    return EXIT_INVALID if project.broken else EXIT_OK
+def _say(text: str) -> int:
+    console.write_line(sys.stdout, text)
+    return EXIT_OK
 
 
-def _report(args: list[str]) -> int:
-    opts = _spec_command("skillmake report", "Re-render the reports from the stored records; runs nothing.", args)
-    if isinstance(opts, int):
-        return opts
-    from .build.report import build_and_write
+def _own(command: str, args: list[str]) -> int:
+    if command == "watch":
+        from .watch import main as watch_main
 
-    project, plans = _load(opts.root, opts.specs)
-    failed = [message for plan in plans if (message := build_and_write(project, plan))]
-    for message in failed:
-        print(message, file=sys.stderr)
-    return EXIT_FAILED if failed else EXIT_OK
+        return watch_main(args)
+    if command in ("init", "schema"):
+        from . import scaffold
 
+        return int(scaffold.init_main(args) if command == "init" else scaffold.schema_main(args))
+    from .commands import specs
 
-def _load(root: str | None, names: list[str]) -> tuple[Any, tuple[Any, ...]]:
-    from .build.tasks import current_root, plans_at, project_at
-
-    where = os.path.abspath(root) if root else current_root()
-    project = project_at(where)
-    plans = plans_at(where)
-    if names:
-        unknown = set(names) - {p.spec.name for p in plans}
-        if unknown:
-            raise SkillmakeError(f"no spec named {', '.join(sorted(unknown))}",
-                                 hint="spec names are the file names without .eval.yaml; see `skillmake validate`")
-        plans = tuple(p for p in plans if p.spec.name in names)
-    return project, plans
+    return specs.validate(args) if command == "validate" else specs.report(args)
 
 
-def _run_doit(args: list[str]) -> int:
+def _doit_commands() -> Mapping[str, tuple[cmdline.Opt, ...]]:
+    from .build.main import doit_options
+
+    return {name: cmdline.doit_table(options) for name, options in doit_options().items()}
+
+
+def _set_run_options(inv: cmdline.Invocation) -> None:
+    """Hand skillmake's own run options to the modules that read them (build.select, overrides)."""
+    from .build import select
+
+    select.set_command_line(k=inv.k, tags=inv.tags, failed=inv.failed, resample=inv.resample)
+    from . import overrides
+
+    overrides.set_command_line(dict(inv.overrides))
+
+
+def _run_doit(args: list[str], *, verbose: bool = False) -> int:
     from . import process
 
     # SIGINT and SIGTERM stop every trial's processes at once, then raise KeyboardInterrupt so doit saves what
     # finished (its db is written only at the end) and main() exits 130.
     process.install_interrupt_handlers(raise_keyboard_interrupt=True)
-    try:
-        from .build.main import run_doit
-    except ImportError as exc:  # pragma: no cover - a broken install
-        print(f"skillmake: cannot load the build engine: {exc}", file=sys.stderr)
-        return EXIT_INTERNAL
-    return run_doit(args)
+    from .build.main import run_doit
+
+    return run_doit(args, full_graph=verbose)
 
 
 if __name__ == "__main__":

@@ -5,7 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from . import process
+import sys
+
+from . import console, process
 from .build.config import doit_config
 from .build.tasks import current_root, grade_tasks, report_tasks, thresholds_tasks, trial_tasks, validate_tasks
 
@@ -14,6 +16,8 @@ __all__ = ["DOIT_CONFIG", "task_grade", "task_report", "task_thresholds", "task_
 DOIT_CONFIG = doit_config(current_root())
 # Ctrl-C / SIGTERM under plain doit: stop every trial's processes, keep what finished, exit 130 in one line.
 process.install_interrupt_handlers()
+if not isinstance(sys.stdout, console.PipeSafe):  # `doit list | head` ends quietly, as under `skillmake`
+    sys.stdout = console.PipeSafe(sys.stdout)
 
 
 def task_validate() -> Iterator[dict[str, Any]]:

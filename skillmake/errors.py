@@ -4,12 +4,53 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-# Exit codes, documented once here and in the README's table.
+# Exit codes: this table is the one place they are written down. `--help` prints it and the README's
+# "## Exit codes" section is generated from it (a test keeps the two equal).
 EXIT_OK = 0
 EXIT_FAILED = 1  # a threshold or a required case failed, or a task failed
 EXIT_INVALID = 2  # a spec or fixture is invalid (validate found errors)
 EXIT_USAGE = 3  # bad command line
 EXIT_INTERNAL = 4  # an unexpected error inside skillmake (a bug: please report it)
+EXIT_NO_SPECS = 5  # no spec found under the project root (pytest's "no tests collected")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ExitCode:
+    code: int
+    name: str
+    meaning: str
+    under_doit: str  # what plain `doit` (a dodo.py) returns in the same case: it keeps doit's own codes
+
+
+EXIT_CODES: tuple[ExitCode, ...] = (
+    ExitCode(code=EXIT_OK, name="ok", under_doit="0",
+             meaning="everything ran and every gate passed; `validate`: every spec is valid"),
+    ExitCode(code=EXIT_FAILED, name="failed", under_doit="1",
+             meaning="a spec's verdict failed — below a threshold, a `required` case failed, trials ended in "
+                     "error/timeout, grades in judge_error or missing, or (a spec with no thresholds) a trial "
+                     "failed; the spec's header says which"),
+    ExitCode(code=EXIT_INVALID, name="invalid spec", under_doit="1",
+             meaning="a spec or a fixture it names is invalid (the other specs still run)"),
+    ExitCode(code=EXIT_USAGE, name="usage", under_doit="3",
+             meaning="bad command line, the tasks could not be loaded, or a judge the run needs has no "
+                     "credentials (checked before any trial)"),
+    ExitCode(code=EXIT_INTERNAL, name="internal error", under_doit="2",
+             meaning="an unexpected error inside skillmake (a bug: please report it)"),
+    ExitCode(code=EXIT_NO_SPECS, name="no spec found", under_doit="5",
+             meaning="no `*.eval.yaml`, `*.eval.yml` or `*.eval.json` under the project root"),
+)
+
+
+def exit_code_table() -> str:
+    """The README's "## Exit codes" table (markdown), generated from EXIT_CODES."""
+    rows = ["| code | meaning | plain `doit` |", "|---|---|---|"]
+    rows += [f"| {e.code} | **{e.name}**: {e.meaning} | {e.under_doit} |" for e in EXIT_CODES]
+    return "\n".join(rows)
+
+
+def exit_code_lines() -> str:
+    """The same table for `--help`: one line per code."""
+    return "\n".join(f"  {e.code}  {e.name}" for e in EXIT_CODES)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -61,6 +102,10 @@ class SpecErrors(SkillmakeError):
 def _error_order(error: SpecError) -> tuple[str, int, int, str]:
     loc = error.loc or Location(path="")
     return (loc.path, loc.line, loc.col, loc.pointer)
+
+
+class UsageError(SkillmakeError):
+    """The command line is wrong (exit 3): an unknown option, a missing or malformed value."""
 
 
 class StoreError(SkillmakeError):

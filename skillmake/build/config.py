@@ -33,11 +33,13 @@ def _recover(dep_file: str) -> None:
 
 
 def doit_config(root: str) -> dict[str, Any]:
-    state = os.path.join(root, ".skillmake")
-    os.makedirs(state, exist_ok=True)  # doit opens the dep_file before any task runs
+    state, jobs = _settings(root)
+    if not os.path.isdir(state):
+        _require_specs(root)  # a folder with no spec is left as it was: nothing to run, nothing created
+        os.makedirs(state, exist_ok=True)  # doit opens the dep_file before it loads any task
     dep_file = os.path.join(state, "doit.db")
     _recover(dep_file)
-    return {
+    config: dict[str, Any] = {
         "dep_file": dep_file,
         "backend": "sqlite3",
         "reporter": SkillmakeReporter,
@@ -47,3 +49,34 @@ def doit_config(root: str) -> dict[str, Any]:
         # a run (a broken spec, a failing gate) come last, so neither stops the other specs' reports.
         "default_tasks": ["report", "validate", "thresholds"],
     }
+    if jobs > 1:
+        # The project's `jobs` (or $SKILLMAKE_JOBS, or -j) is the default of both `skillmake` and plain `doit`;
+        # `-n N` on the command line still wins. Threads: tasks share the reporter and sys.stdout (design.md).
+        config.update(num_process=jobs, par_type="thread")
+    return config
+
+
+def _require_specs(root: str) -> None:
+    """Exit 5 (no spec) or 2 (a broken configuration) with one message, before doit opens its db."""
+    from ..discovery import require_specs
+    from ..errors import EXIT_INVALID, SkillmakeError
+
+    try:
+        require_specs(root)
+    except SkillmakeError as exc:
+        print(f"skillmake: {exc.render()}", file=sys.stderr, flush=True)
+        raise SystemExit(getattr(exc, "exit_code", EXIT_INVALID)) from None
+
+
+def _settings(root: str) -> tuple[str, int]:
+    """(the state folder for doit's db, how many tasks at once) from the project configuration. A broken
+    configuration is reported by the validate task with its file:line:col; here it means the defaults."""
+    from ..config import load_config
+    from ..errors import SkillmakeError
+    from ..overrides import jobs
+
+    try:
+        config = load_config(root)
+        return config.state_dir, int(jobs(config).value or 1)
+    except SkillmakeError:
+        return os.path.join(root, ".skillmake"), 1

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import fnmatch
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import orjson
 
 from .. import grade as grading
+from ..errors import UsageError
 from ..keys import Part, grade_part
 from ..project import Project
 from ..trial import fits, timeout_of
@@ -25,32 +28,83 @@ class Stale:
     reasons: tuple[str, ...]
 
 
-def explain(project: Project, plans: tuple[SpecPlan, ...]) -> tuple[list[Stale], dict[str, Any]]:
+def explain(project: Project, plans: tuple[SpecPlan, ...], *,
+            wanted: Callable[[Item], bool] | None = None, resample: bool = False) -> tuple[list[Stale], dict[str, Any]]:
+    """The stale trials and grades of `plans` (only the items `wanted` keeps), and the totals of what would run."""
     stale: list[Stale] = []
     totals = {"trials": 0, "grades": 0, "trials_reused": 0, "grades_reused": 0, "cost_usd": 0.0,
               "cost_known": True, "judge_calls": 0}
     for plan in plans:
         for item in plan.items:
+            if wanted is not None and not wanted(item):
+                continue
             previous = kept(project, item, "trial.json")
-            if item.trial_cached:
+            if item.trial_cached and not resample:
                 totals["trials_reused"] += 1
             else:
                 totals["trials"] += 1
-                stale.append(Stale(task=f"trial:{item.name}", reasons=tuple(trial_reasons(project, item, previous))))
+                reasons = (["resampled (--resample)"] if item.trial_cached
+                           else trial_reasons(project, item, previous))
+                stale.append(Stale(task=f"trial:{item.name}", reasons=tuple(reasons)))
                 cost = (previous or {}).get("usage", {}).get("cost_usd")
                 if cost is not None:
                     totals["cost_usd"] += cost
                 elif item.arm.agent.kind != "command":
                     totals["cost_known"] = False
-            if item.trial_cached and item.grade_cached:
+            if item.trial_cached and item.grade_cached and not resample:
                 totals["grades_reused"] += 1
             else:
                 totals["grades"] += 1
                 totals["judge_calls"] += judge_calls(item)
-                reasons = (["its trial will run"] if not item.trial_cached
+                reasons = (["its trial will run"] if not item.trial_cached or resample
                            else grade_reasons(project, item, kept(project, item, "grade.json")))
                 stale.append(Stale(task=f"grade:{item.name}", reasons=tuple(reasons)))
     return stale, totals
+
+
+def matcher(plans: Sequence[SpecPlan], patterns: Sequence[str]) -> Callable[[Item], bool] | None:
+    """Which items `skillmake explain PATTERN…` asks about, or None for all of them.
+
+    A pattern is a spec name, a task name (`trial:S/C/A/K`, `grade:…`, `report:S`, `validate:FILE`) or a cell
+    `S/C/A/K`; `*`, `?` and `[…]` glob as in the shell, and a shorter cell (`S/C`) means everything under it.
+    A pattern that names nothing is a usage error that says what the names look like."""
+    if not patterns:
+        return None
+    items = [i for p in plans for i in p.items]
+    tests: list[Callable[[Item], bool]] = []
+    for pattern in patterns:
+        test = _pattern(pattern)
+        if not any(test(i) for i in items):
+            example = f" (e.g. {items[0].spec.name} or trial:{items[0].name})" if items else ""
+            raise UsageError(f"no spec, task or cell matches {pattern!r}",
+                             hint=f"name a spec, a task or a cell spec/case/arm/k, with * for any part{example}; "
+                                  "`skillmake list --all` lists the tasks")
+        tests.append(test)
+    return lambda item: any(t(item) for t in tests)
+
+
+def _pattern(pattern: str) -> Callable[[Item], bool]:
+    kind, sep, rest = pattern.partition(":")
+    if sep and kind in ("report", "validate"):
+        return lambda item: fnmatch.fnmatchcase(item.spec.name, rest) or (
+            kind == "validate" and fnmatch.fnmatchcase(item.spec.relpath, rest))
+    cell = rest if sep and kind in ("trial", "grade") else pattern
+    if "/" not in cell:
+        return lambda item: fnmatch.fnmatchcase(item.spec.name, cell)
+    return lambda item: fnmatch.fnmatchcase(item.name, cell) or fnmatch.fnmatchcase(item.name, cell + "/*")
+
+
+def to_json(stale: list[Stale], totals: dict[str, Any], *, overrides: Sequence[str] = (),
+            blocked: Sequence[str] = (), invalid: Sequence[str] = ()) -> dict[str, Any]:
+    """`skillmake explain --format json` (documented in the README; `version` changes only with its shape)."""
+    return {"version": 1,
+            "stale": [{"task": s.task, "kind": s.task.split(":", 1)[0], "cell": s.task.split(":", 1)[1],
+                       "reasons": list(s.reasons)} for s in stale],
+            "would_run": {"trials": totals["trials"], "grades": totals["grades"],
+                          "judge_calls": totals["judge_calls"],
+                          "cost_usd": round(totals["cost_usd"], 6) if totals["cost_known"] else None},
+            "reused": {"trials": totals["trials_reused"], "grades": totals["grades_reused"]},
+            "overrides": list(overrides), "blocked": list(blocked), "invalid": list(invalid)}
 
 
 def judge_calls(item: Item) -> int:

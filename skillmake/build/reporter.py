@@ -1,6 +1,9 @@
-"""Our doit reporter: one line per task that ran, progress with ETA, and a one-line summary.
+"""Our doit reporter: one line per task that ran, progress, a line for a slow task, and a one-line summary.
 
 doit's own reporters capture and mix output under threads; this one writes whole lines under a lock.
+`-q` keeps only failures and the closing line; `-v` adds a line for every up-to-date task. Outcomes are
+coloured on a terminal (console.use_color decides). Each failure is printed once, when it happens, with its
+message; the closing line names the failed tasks again, so a long run's failures are not lost in scroll-back.
 """
 
 from __future__ import annotations
@@ -8,11 +11,19 @@ from __future__ import annotations
 import sys
 import threading
 import time
+from collections.abc import Iterable
 from typing import Any, TextIO
 
-from .. import STARTED
+from .. import STARTED, console
 from ..console import write_line
 from . import tasks
+
+# After this many seconds without finishing, a task gets a line saying it is still running (a real agent
+# takes minutes; without it nothing would be printed until the first trial ends).
+SLOW_AFTER = 2.0
+
+# What the last run in this process saw, for the front end's exit code (errors.py's table).
+LAST_RUN: dict[str, bool] = {}
 
 
 class SkillmakeReporter:
@@ -21,22 +32,32 @@ class SkillmakeReporter:
     def __init__(self, outstream: TextIO, options: dict[str, Any]) -> None:
         self.out = outstream or sys.stdout
         self.err = sys.stderr
+        self.style = console.style() if console.style().configured else _style_from_argv(sys.argv[1:])
         self.lock = threading.Lock()
         self.started: dict[str, float] = {}
+        self.announced: set[str] = set()
+        self.finished: set[str] = set()
         self.t0 = STARTED  # loading specs and planning count too
-        self.selected = 0
+        self.to_run: set[str] = set()  # trial and grade tasks selected and not up to date: the counter's total
         self.done = 0
         self.ran: dict[str, int] = {}
         self.uptodate: dict[str, int] = {}
-        self.failures: list[tuple[str, str]] = []
+        self.failures: list[str] = []
         self.durations: list[float] = []
         self.tally: dict[str, float] = {}  # summed from the tasks' values: ran, agent/judge calls, tokens, cost
         self.closed = False
+        self.stop = threading.Event()
+        self.ticker: threading.Thread | None = None
+        LAST_RUN.clear()
 
     # --- doit's reporter interface ------------------------------------------------
 
     def initialize(self, tasks: dict[str, Any], selected_tasks: list[str]) -> None:
-        self.selected = sum(1 for t in tasks.values() if _kind(t.name) in ("trial", "grade"))
+        self.to_run = {name for name in _closure(tasks, selected_tasks)
+                       if _kind(name) in ("trial", "grade") and not _known_uptodate(tasks[name])}
+        LAST_RUN["no_specs"] = not any(name.startswith("validate:") for name in tasks)
+        self.ticker = threading.Thread(target=self._tick, name="skillmake-reporter", daemon=True)
+        self.ticker.start()
 
     def get_status(self, task: Any) -> None:
         pass
@@ -44,12 +65,15 @@ class SkillmakeReporter:
     def execute_task(self, task: Any) -> None:
         with self.lock:
             self.started[task.name] = time.monotonic()
+            if _kind(task.name) in ("trial", "grade"):
+                self.to_run.add(task.name)  # `-a`, or an uptodate check that said no after all
 
     def add_success(self, task: Any) -> None:
         kind = _kind(task.name)
         if kind is None:
             return
         with self.lock:
+            self.finished.add(task.name)
             self.ran[kind] = self.ran.get(kind, 0) + 1
             if kind in ("trial", "grade"):
                 elapsed = time.monotonic() - self.started.get(task.name, time.monotonic())
@@ -58,19 +82,29 @@ class SkillmakeReporter:
                     self.durations.append(elapsed)
                 values = getattr(task, "values", None) or {}
                 self._count(kind, values)
-                outcome = values.get("outcome", "")
+                if self.style.quiet:
+                    return
+                outcome = str(values.get("outcome", ""))
                 why = values.get("why")
-                self._line(f"{self._progress()} {task.name}  {outcome}  {elapsed:.1f}s" + (f"  ({why})" if why else ""))
+                self._line(f"{self._progress()} {task.name}  {console.paint(outcome, outcome, self.out)}  "
+                           f"{elapsed:.1f}s" + (f"  ({why})" if why else ""))
+            elif self.style.verbose:
+                self._line(f"{task.name}  done")
 
     def add_failure(self, task: Any, exception: Any) -> None:
         with self.lock:
+            self.finished.add(task.name)
             kind = _kind(task.name)
+            if kind == "validate":
+                LAST_RUN["invalid"] = True
             if kind in ("trial", "grade"):
                 self.done += 1
             message = exception.get_msg() if hasattr(exception, "get_msg") else str(exception)
-            self.failures.append((task.name, message.strip()))
-            if kind in ("trial", "grade"):
-                self._line(f"{self._progress()} {task.name}  FAILED", err=True)
+            self.failures.append(task.name)
+            head = f"{self._progress()} {task.name}" if kind in ("trial", "grade") else task.name
+            failed = console.paint("FAILED", "FAILED", self.err)
+            self._line(f"{head}  {failed}\n{_indent(message.strip())}" if message.strip() else f"{head}  {failed}",
+                       err=True)
 
     def skip_uptodate(self, task: Any) -> None:
         kind = _kind(task.name)
@@ -78,11 +112,12 @@ class SkillmakeReporter:
             return
         with self.lock:
             self.uptodate[kind] = self.uptodate.get(kind, 0) + 1
-            if kind in ("trial", "grade"):
-                self.done += 1
+            if self.style.verbose and not self.style.quiet:
+                self._line(f"{task.name}  up to date  ({_why_uptodate(kind)})")
 
     def skip_ignore(self, task: Any) -> None:
-        pass
+        if self.style.verbose and _kind(task.name):
+            self._line(f"{task.name}  ignored  (doit ignore)")
 
     def cleanup_error(self, exception: Any) -> None:
         self._line(f"cleanup error: {exception.get_msg()}", err=True)
@@ -94,8 +129,13 @@ class SkillmakeReporter:
         pass
 
     def complete_run(self) -> None:
-        for name, message in self.failures:
-            self._line(f"\n{name} failed:\n{_indent(message)}", err=True)
+        self.stop.set()
+        if self.ticker is not None:
+            self.ticker.join()
+        if LAST_RUN.get("no_specs"):
+            self._line("skillmake: no spec found (*.eval.yaml, *.eval.yml, *.eval.json) under the project root\n"
+                       "  hint: write one (see examples/), or point at the project with --root DIR", err=True)
+            return
         elapsed = time.monotonic() - self.t0
         tally = self.tally
         # A task doit ran may still have been served by the store (another trial with identical inputs).
@@ -124,9 +164,27 @@ class SkillmakeReporter:
         errors = int(tally.get("trial_error", 0) + tally.get("trial_timeout", 0))
         if errors:
             parts.append(f"{errors} trials ended in error/timeout (retried next run)")
+        if self.failures:
+            shown = ", ".join(self.failures[:5]) + (f" and {len(self.failures) - 5} more" if len(self.failures) > 5
+                                                    else "")
+            parts.append(console.paint(f"{len(self.failures)} failed: {shown}", "fail", self.out))
         self._line(f"skillmake: {'; '.join(parts)} in {elapsed:.1f}s")
 
     # --- helpers --------------------------------------------------------------------
+
+    def _tick(self) -> None:
+        """Say which task is still running once it has taken SLOW_AFTER seconds (once per task)."""
+        while not self.stop.wait(0.25):
+            now = time.monotonic()
+            with self.lock:
+                slow = [(name, t) for name, t in self.started.items()
+                        if name not in self.finished and name not in self.announced and now - t >= SLOW_AFTER
+                        and _kind(name) in ("trial", "grade", "report")]
+                for name, t in slow:
+                    self.announced.add(name)
+                    if not self.style.quiet:
+                        clock = time.strftime("%H:%M:%S", time.localtime(time.time() - (now - t)))
+                        self._line(f"{self._progress()} … running {name} (started {clock})")
 
     def _count(self, kind: str, values: dict[str, Any]) -> None:
         if values.get("ran"):
@@ -160,9 +218,9 @@ class SkillmakeReporter:
         return f" ({text})"
 
     def _progress(self) -> str:
-        total = max(self.selected, self.done)
+        total = max(len(self.to_run), self.done)
         width = len(str(total))
-        running = len(self.started) - self.done if len(self.started) > self.done else 0
+        running = sum(1 for name in self.started if name not in self.finished and _kind(name) in ("trial", "grade"))
         eta = ""
         if self.durations and total > self.done:
             remaining = total - self.done
@@ -176,6 +234,44 @@ class SkillmakeReporter:
             return
         if not write_line(self.err if err else self.out, text):
             self.closed = True
+
+
+def _closure(tasks: dict[str, Any], selected: Iterable[str]) -> set[str]:
+    """The selected tasks and every task they depend on (what doit will visit)."""
+    seen: set[str] = set()
+    todo = [name for name in selected if name in tasks]
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        task = tasks[name]
+        todo.extend(d for d in (*task.task_dep, *task.setup_tasks) if d in tasks and d not in seen)
+    return seen
+
+
+def _known_uptodate(task: Any) -> bool:
+    """Up to date by the task's own constant `uptodate` values (ours are booleans computed from the store)."""
+    values = [value for value, _args, _kwargs in task.uptodate]
+    return bool(values) and all(value is True for value in values) and not task.file_dep
+
+
+def _why_uptodate(kind: str) -> str:
+    return {"trial": "its key is in the store", "grade": "its grade is in the store",
+            "validate": "unchanged and valid", "report": "no new grades"}.get(kind, "unchanged")
+
+
+def _style_from_argv(argv: list[str]) -> console.Style:
+    """Plain doit: its `-v 0` means quiet and `-v 2` verbose (doit's verbosity levels)."""
+    level = None
+    for i, arg in enumerate(argv):
+        if arg in ("-v", "--verbosity") and i + 1 < len(argv):
+            level = argv[i + 1]
+        elif arg.startswith("--verbosity="):
+            level = arg.split("=", 1)[1]
+        elif arg.startswith("-v") and arg[2:].isdigit():
+            level = arg[2:]
+    return console.Style(quiet=level == "0", verbose=level == "2")
 
 
 def _kind(name: str) -> str | None:

@@ -1,0 +1,1 @@
+"""The `skillmake` front end's pieces (entry layer): the command line, the usage text, the fast commands."""

@@ -1,0 +1,319 @@
+"""Reading `skillmake`'s command line: its own options out, doit's options checked and passed on.
+
+skillmake is doit with a built-in loader, so a run accepts doit's options too (`-n 4`, `-a`, `-s`, `-v 2`, …).
+Every option is checked here, against skillmake's table and doit's own, so a typo is one line with a
+did-you-mean and exit 3 — never doit's dump of its option objects. Options may come after task names, as
+make and pytest allow; doit needs them first, so they are moved there.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import UsageError
+
+# The commands skillmake implements itself (everything else is a doit command or a task name).
+OWN_COMMANDS = ("validate", "explain", "report", "watch", "init", "schema")
+
+
+@dataclass(frozen=True, slots=True)
+class Opt:
+    """One option: `kind` is flag, value, multi (repeatable value) or verbosity (`-v`: ours bare, doit's `-v N`)."""
+
+    short: str
+    long: str
+    dest: str
+    kind: str = "flag"
+    owner: str = "skillmake"  # or "doit": passed on, not read here
+    help: str = ""
+    metavar: str = ""
+
+    @property
+    def takes_value(self) -> bool:
+        return self.kind in ("value", "multi")
+
+
+GLOBAL = (
+    Opt("", "root", "root", "value", help="the project root (default: found upward from here)", metavar="DIR"),
+    Opt("", "color", "color", help="colour the output even when it is not a terminal"),
+    Opt("", "no-color", "no_color", help="never colour the output (also: NO_COLOR=1)"),
+    Opt("h", "help", "help", help="show this help (after a command: that command's help)"),
+    Opt("", "version", "version", help="print skillmake's and doit's versions"),
+)
+
+SELECT = (
+    Opt("k", "", "k", "value", help="only cases whose spec/case/arm name matches EXPR (pytest's -k)",
+        metavar="EXPR"),
+    Opt("", "tag", "tags", "multi", help="only cases with this tag (repeatable)", metavar="TAG"),
+    Opt("", "failed", "failed", help="only the cells that failed last time (pytest's --lf)"),
+    Opt("", "resample", "resample", help="run the selected trials again even though they are cached"),
+)
+
+OVERRIDES = (
+    Opt("", "trials", "trials", "value", help="trials per case and arm, for every spec", metavar="N"),
+    Opt("", "timeout", "timeout", "value", help="each trial's timeout", metavar="SECONDS"),
+    Opt("", "model", "model", "value", help="the agent's model, for every spec", metavar="M"),
+    Opt("", "judge-model", "judge_model", "value", help="the judges' model", metavar="M"),
+    Opt("", "judge-provider", "judge_provider", "value", help="the judges' provider", metavar="P"),
+)
+
+OUTPUT = (
+    Opt("j", "jobs", "jobs", "value", help="run N tasks at once, in threads (doit -n N -P thread)", metavar="N"),
+    Opt("q", "quiet", "quiet", help="print only failures and the closing line"),
+    Opt("v", "verbose", "verbose", "verbosity",
+        help="a line for every task, up-to-date ones too, with the reason (`-v N` is doit's verbosity)"),
+)
+
+EXPLAIN = (Opt("", "format", "format", "value", help="text (default) or json, for tools", metavar="FORMAT"),)
+
+_POSITIVE_INT = ("trials", "jobs")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Invocation:
+    """What one command line asks for."""
+
+    command: str  # "run", one of OWN_COMMANDS, or a doit command ("list", "info", …)
+    root: str | None = None
+    color: bool | None = None  # None: colour when writing to a terminal and NO_COLOR is unset
+    help: bool = False
+    version: bool = False
+    args: tuple[str, ...] = ()  # an own command's arguments (validate, report, …), globals removed
+    doit_args: tuple[str, ...] = ()  # what doit gets: [command] + its options + positional words
+    targets: tuple[str, ...] = ()  # task names or patterns (run, explain)
+    k: str | None = None
+    tags: tuple[str, ...] = ()
+    failed: bool = False
+    resample: bool = False
+    overrides: Mapping[str, str] = field(default_factory=dict)  # overrides.set_command_line's keys
+    jobs: int | None = None
+    quiet: bool = False
+    verbose: int = 0
+    format: str = "text"
+
+
+def parse(argv: Sequence[str], *, doit_commands: Callable[[], Mapping[str, tuple[Opt, ...]]]) -> Invocation:
+    """Split `argv` into skillmake's options and doit's; raise UsageError for anything unknown.
+
+    `doit_commands()` gives doit's commands and their options (called only when the command is not ours,
+    so `skillmake validate` never imports doit)."""
+    values, rest = _parse(list(argv), GLOBAL, keep_unknown=True)
+    base: dict[str, Any] = {"root": values.get("root"), "help": bool(values.get("help")),
+                            "version": bool(values.get("version")),
+                            "color": True if values.get("color") else False if values.get("no_color") else None}
+    if base["version"]:
+        return Invocation(command="run", **base)
+    word = rest[0] if rest and not rest[0].startswith("-") else None
+    if word in OWN_COMMANDS and word != "explain":
+        return Invocation(command=word, args=tuple(rest[1:]), **base)
+    if word == "explain":
+        values, positional = _parse(rest[1:], SELECT + OVERRIDES + EXPLAIN, command="explain")
+        fmt = values.get("format", "text")
+        if fmt not in ("text", "json"):
+            raise UsageError(f"--format must be text or json, not {fmt!r}", hint=_usage("explain"))
+        return Invocation(command="explain", targets=tuple(positional), format=str(fmt),
+                          **_run_fields(values), **base)
+    commands = doit_commands()
+    if word is not None and word in commands and word != "run":
+        values, positional = _parse(rest[1:], commands[word], command=word)
+        return Invocation(command=word, doit_args=(word, *values["doit"], *positional), targets=tuple(positional),
+                          **base)
+    words = rest[1:] if word == "run" else rest
+    table = SELECT + OVERRIDES + OUTPUT + tuple(commands.get("run", ()))
+    values, positional = _parse(words, table, command="run")
+    doit = list(values["doit"])
+    fields = _run_fields(values)
+    if fields["jobs"] is not None and not any(t in ("-n", "--process") or t.startswith("--process=") for t in doit):
+        doit += ["-n", str(fields["jobs"])]
+        if not any(t in ("-P", "--parallel-type") or t.startswith("--parallel-type=") for t in doit):
+            doit += ["-P", "thread"]  # threads: the reporter and the trials share one process (design.md)
+    return Invocation(command="run", doit_args=(*(["run"] if word == "run" else []), *doit, *positional),
+                      targets=tuple(positional),
+                      # doit's own levels mean the same to our reporter: -v 0 quiet, -v 2 verbose
+                      quiet=bool(values.get("quiet")) or values.get("doit_verbosity") == "0",
+                      verbose=int(str(values.get("verbose", 0))) or int(values.get("doit_verbosity") == "2"),
+                      **fields, **base)
+
+
+def _run_fields(values: dict[str, Any]) -> dict[str, Any]:
+    overrides = {o.dest: str(values[o.dest]) for o in OVERRIDES if o.dest in values}
+    for name in _POSITIVE_INT:
+        text = values.get(name)
+        if text is not None and not (str(text).isdigit() and int(str(text)) > 0):
+            raise UsageError(f"--{name} needs a whole number above 0, not {text!r}", hint=_usage("run"))
+    if "timeout" in overrides:
+        try:
+            ok = float(overrides["timeout"]) > 0
+        except ValueError:
+            ok = False
+        if not ok:
+            raise UsageError(f"--timeout needs a number of seconds above 0, not {overrides['timeout']!r}",
+                             hint=_usage("run"))
+    jobs = int(str(values["jobs"])) if values.get("jobs") is not None else None
+    if jobs is not None:
+        overrides["jobs"] = str(jobs)
+    tags = values.get("tags") or []
+    assert isinstance(tags, list)
+    return {"k": values.get("k"), "tags": tuple(tags), "failed": bool(values.get("failed")),
+            "resample": bool(values.get("resample")), "overrides": overrides, "jobs": jobs}
+
+
+def _parse(tokens: list[str], table: Sequence[Opt], *, keep_unknown: bool = False,
+           command: str = "run") -> tuple[dict[str, Any], list[str]]:
+    """getopt with options anywhere (gnu style): returns ({dest: value, "doit": [tokens]}, positional words).
+
+    keep_unknown: leave what the table does not know in the positional list, untouched (the global pass)."""
+    # The first entry wins: skillmake's options come before doit's in a run's table (`-v` alone is ours).
+    longs: dict[str, Opt] = {}
+    shorts: dict[str, Opt] = {}
+    for o in table:
+        if o.long:
+            longs.setdefault(o.long, o)
+        if o.short:
+            shorts.setdefault(o.short, o)
+    values: dict[str, Any] = {"doit": []}
+    positional: list[str] = []
+    i = 0
+
+    def take(opt: Opt, value: str | None, shown: str) -> None:
+        if opt.owner == "doit":
+            doit = values["doit"]
+            assert isinstance(doit, list)
+            name = f"-{opt.short}" if opt.short else f"--{opt.long}"
+            doit.extend([name] if value is None else ([name, value] if opt.short else [f"{name}={value}"]))
+        elif opt.kind == "multi":
+            values.setdefault(opt.dest, [])
+            listed = values[opt.dest]
+            assert isinstance(listed, list)
+            listed.append(value)
+        elif opt.kind == "verbosity":
+            count = values.get(opt.dest, 0)
+            values[opt.dest] = int(count) + 1 if isinstance(count, int) else 1
+        else:
+            values[opt.dest] = True if value is None else value
+
+    def need(opt: Opt, shown: str) -> str:
+        nonlocal i
+        if i + 1 >= len(tokens):
+            raise UsageError(f"option {shown} needs a value" + (f" ({opt.metavar})" if opt.metavar else ""),
+                             hint=_usage(command))
+        i += 1
+        return tokens[i]
+
+    while i < len(tokens):
+        token = tokens[i]
+        if token == "--":
+            positional.extend(tokens[i:] if keep_unknown else tokens[i + 1:])
+            break
+        if token.startswith("--") and len(token) > 2:
+            name, eq, inline = token[2:].partition("=")
+            opt = longs.get(name) or (None if keep_unknown else _prefix(name, longs, command))
+            if opt is None:
+                if keep_unknown:
+                    positional.append(token)
+                    i += 1
+                    continue
+                raise _unknown(token.split("=", 1)[0], table, command)
+            if opt.kind == "verbosity" and opt.owner != "doit":
+                if eq:
+                    raise UsageError(f"option --{name} takes no value", hint=_usage(command))
+                take(opt, None, token)
+            elif opt.takes_value:
+                take(opt, inline if eq else need(opt, token), token)
+            elif eq:
+                raise UsageError(f"option --{name} takes no value", hint=_usage(command))
+            else:
+                take(opt, None, token)
+        elif token.startswith("-") and len(token) > 1:
+            kept = ""
+            j = 1
+            while j < len(token):
+                char = token[j]
+                opt = shorts.get(char)
+                if opt is None:
+                    if keep_unknown:
+                        kept += char
+                        j += 1
+                        continue
+                    raise _unknown(f"-{char}", table, command)
+                tail = token[j + 1:]
+                if opt.kind == "verbosity":
+                    # `-v 2` / `-v2`: doit's verbosity (how much task output it shows); a bare `-v`: ours.
+                    doit_v = next((o for o in table if o.owner == "doit" and o.short == "v"), None)
+                    if doit_v is not None and tail.isdigit():
+                        take(doit_v, tail, "-v")
+                        values["doit_verbosity"] = tail
+                        break
+                    if doit_v is not None and not tail and i + 1 < len(tokens) and tokens[i + 1].isdigit():
+                        i += 1
+                        take(doit_v, tokens[i], "-v")
+                        values["doit_verbosity"] = tokens[i]
+                        break
+                    take(opt, None, "-v")
+                    j += 1
+                elif opt.takes_value:
+                    take(opt, tail if tail else need(opt, f"-{char}"), f"-{char}")
+                    break
+                else:
+                    take(opt, None, f"-{char}")
+                    j += 1
+            if kept:
+                positional.append(f"-{kept}")
+        else:
+            positional.append(token)
+        i += 1
+    return values, positional
+
+
+def _prefix(name: str, longs: Mapping[str, Opt], command: str) -> Opt | None:
+    """A unique abbreviation of a long option, as getopt (and so doit) accepts: `--always` is --always-execute."""
+    found = sorted(long for long in longs if long.startswith(name))
+    if len(found) > 1:
+        raise UsageError(f"option --{name} is ambiguous: {', '.join('--' + f for f in found)}", hint=_usage(command))
+    return longs[found[0]] if found else None
+
+
+def _unknown(option: str, table: Sequence[Opt], command: str) -> UsageError:
+    known = [f"--{o.long}" for o in table if o.long] + [f"-{o.short}" for o in table if o.short]
+    known += [f"--{o.long}" for o in GLOBAL]
+    close = difflib.get_close_matches(option, known, n=1, cutoff=0.75)
+    where = "" if command == "run" else f" for `skillmake {command}`"
+    message = f"unknown option {option}{where}"
+    word = option.lstrip("-")
+    if close:
+        message += f"; did you mean {close[0]}?"
+    elif word in OWN_COMMANDS and command == "run":
+        message += f"; did you mean `skillmake {word}` (a command, not an option)?"
+    elif word == "json":
+        message += ("; did you mean --format json?" if command == "explain" else
+                    "; for JSON: `skillmake explain --format json`, `skillmake validate --format json`, and each "
+                    "spec's .skillmake/reports/<spec>/report.json after a run")
+    return UsageError(message, hint=_usage(command))
+
+
+def _usage(command: str) -> str:
+    shown = "" if command == "run" else f" {command}"
+    return f"usage: skillmake{shown} [OPTIONS]{' [TASK…]' if command in ('run', 'explain') else ' …'} " \
+           f"(see `skillmake{shown} --help`)"
+
+
+def doit_table(options: Sequence[tuple[str, str, bool, str]]) -> tuple[Opt, ...]:
+    """doit's options of one command, (short, long, takes a value, help), as entries of our tables."""
+    return tuple(Opt(short, long, long or short, "value" if valued else "flag", owner="doit", help=text)
+                 for short, long, valued, text in options if short or long)
+
+
+def help_table(groups: Sequence[tuple[str, Sequence[Opt]]]) -> str:
+    """Option groups as `--help` shows them."""
+    lines: list[str] = []
+    for title, opts in groups:
+        lines.append(f"{title}:")
+        for o in opts:
+            names = ", ".join(n for n in (f"-{o.short}" if o.short else "", f"--{o.long}" if o.long else "") if n)
+            if o.takes_value:
+                names += f" {o.metavar or 'VALUE'}"
+            lines.append(f"  {names:<28} {o.help}")
+    return "\n".join(lines)

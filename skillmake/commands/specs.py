@@ -1,0 +1,156 @@
+"""The commands that read specs without running them: `validate`, `explain` and `report`."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from ..console import write_line
+from ..errors import EXIT_FAILED, EXIT_INTERNAL, EXIT_INVALID, EXIT_NO_SPECS, EXIT_OK, EXIT_USAGE, UsageError
+from .argv import Invocation
+
+NO_SPECS = ("skillmake: no spec found (*.eval.yaml, *.eval.yml, *.eval.json) under {root}\n"
+            "  hint: write one (see examples/), or point at the project with --root DIR")
+
+
+def project_root() -> str:
+    """--root (through SKILLMAKE_ROOT), else the project found upward from here (config.find_root)."""
+    from ..config import find_root
+
+    return find_root()
+
+
+def _out(text: str, *, err: bool = False) -> None:
+    write_line(sys.stderr if err else sys.stdout, text)
+
+
+def _parser(prog: str, description: str) -> argparse.ArgumentParser:
+    return argparse.ArgumentParser(prog=prog, description=description,
+                                   epilog="every command also takes --root DIR, --color and --no-color")
+
+
+def _parse(parser: argparse.ArgumentParser, args: list[str]) -> argparse.Namespace | int:
+    try:
+        return parser.parse_args(args)
+    except SystemExit as exc:  # argparse printed the usage line and the error (or the help)
+        return EXIT_OK if exc.code == 0 else EXIT_USAGE
+
+
+def validate(args: list[str]) -> int:
+    from ..validate import render_json, render_skipped, render_text, validate_files
+
+    parser = _parser("skillmake validate", "Check eval specs.")
+    parser.add_argument("files", nargs="*", help="spec files (default: every spec under the project root)")
+    parser.add_argument("--format", choices=("text", "json"), default="text")
+    parser.add_argument("-q", "--quiet", action="store_true", help="print nothing when all specs are valid")
+    opts = _parse(parser, args)
+    if isinstance(opts, int):
+        return opts
+    root = project_root()
+    try:
+        result = validate_files(opts.files or None, root=root)
+    except Exception as exc:  # a bug, not a user error: one line and exit 4, never a traceback in an editor
+        _out(f"skillmake: internal error while validating: {type(exc).__name__}: {exc}\n"
+             "  hint: this is a bug in skillmake; please report it with the spec that triggers it", err=True)
+        return EXIT_INTERNAL
+    no_specs = getattr(result, "no_specs", None)  # the discovery's own message, when it gives one
+    none = no_specs is not None or (not opts.files and not result.files)
+    if opts.format == "json":
+        import orjson
+
+        payload: dict[str, Any] = {"valid": result.ok, "files": len(result.files), "errors": render_json(result)}
+        _out(orjson.dumps(payload, option=orjson.OPT_INDENT_2).decode())
+    elif result.errors:
+        _out(render_text(result), err=True)
+        bad = len({e.loc.path for e in result.errors if e.loc})
+        _out(f"{len(result.errors)} error(s) in {bad} of {len(result.files)} spec(s)", err=True)
+    elif none:
+        _out(f"skillmake: {no_specs.render()}" if no_specs is not None else NO_SPECS.format(root=root), err=True)
+    elif not opts.quiet:
+        _out(f"{len(result.files)} spec(s) valid")
+    note = render_skipped(result, root)
+    if note and opts.format == "text" and not opts.quiet:
+        _out(note, err=True)
+    if not result.ok:
+        return EXIT_INVALID
+    return EXIT_NO_SPECS if none else EXIT_OK
+
+
+def explain(inv: Invocation) -> int:
+    from ..build import explain as explaining
+    from ..build import select
+    from ..build.tasks import judge_preflight
+
+    root = project_root()
+    project, plans = _load(root, ())
+    if not project.spec_files:
+        _out(NO_SPECS.format(root=root), err=True)
+        return EXIT_NO_SPECS
+    wanted = explaining.matcher(plans, inv.targets)
+    chosen = select.choose(project, plans, select.current())
+    keep = (lambda item: chosen.has(item) and (wanted is None or wanted(item))) if chosen.names is not None \
+        else wanted
+    invalid: list[str] = []
+    if project.broken:
+        from ..validate import Validation, render_text
+
+        invalid = render_text(Validation(errors=[e for errs in project.broken.values() for e in errs])).splitlines()
+    stale, totals = explaining.explain(project, plans, wanted=keep, resample=chosen.resample)
+    blocked = judge_preflight(plans)
+    settings = _override_lines()
+    if inv.format == "json":
+        import orjson
+
+        payload = explaining.to_json(stale, totals, overrides=settings, blocked=blocked, invalid=invalid)
+        _out(orjson.dumps(payload, option=orjson.OPT_INDENT_2).decode())
+    else:
+        if invalid:
+            _out("\n".join(invalid), err=True)
+        lines = [*(f"run setting {line}" for line in settings), explaining.render(stale, totals),
+                 *(f"would stop before running: {line}" for line in blocked)]
+        _out("\n".join(lines))
+    return EXIT_INVALID if project.broken else EXIT_OK
+
+
+def _override_lines() -> list[str]:
+    """The run settings this command line (or the environment) sets for every spec: `trials: 5 (command line)`."""
+    from .. import overrides
+
+    given = {name: setting for name in overrides.SETTINGS if (setting := overrides.overridden(name)) is not None}
+    return overrides.describe(given)
+
+
+def report(args: list[str]) -> int:
+    parser = _parser("skillmake report", "Re-render the reports from the stored records; runs nothing.")
+    parser.add_argument("specs", nargs="*", help="spec names (default: all)")
+    opts = _parse(parser, args)
+    if isinstance(opts, int):
+        return opts
+    from ..build.report import build_and_write
+
+    root = project_root()
+    project, plans = _load(root, opts.specs)
+    if not project.spec_files:
+        _out(NO_SPECS.format(root=root), err=True)
+        return EXIT_NO_SPECS
+    failed = [message for plan in plans if (message := build_and_write(project, plan))]
+    for message in failed:
+        _out(message, err=True)
+    return EXIT_FAILED if failed else EXIT_OK
+
+
+def _load(root: str, names: Sequence[str]) -> tuple[Any, tuple[Any, ...]]:
+    from ..build.tasks import plans_at, project_at
+
+    project = project_at(root)
+    plans = plans_at(root)
+    if names:
+        unknown = set(names) - {p.spec.name for p in plans}
+        if unknown:
+            raise UsageError(f"no spec named {', '.join(sorted(unknown))}",
+                             hint="spec names are the file names without .eval.yaml; see `skillmake validate`")
+        plans = tuple(p for p in plans if p.spec.name in names)
+    return project, plans
+
