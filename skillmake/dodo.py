@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
 from typing import Any
-
-import sys
 
 from . import console, process
 from .build.config import doit_config

@@ -130,14 +130,8 @@ def _translate(error: Any, src: Source) -> list[_Found]:
     schema = error.schema
     instance = error.instance
     if kind == "additionalProperties" and isinstance(instance, dict):
-        allowed = sorted(schema.get("properties", {}))
-        found: list[_Found] = []
-        for key in sorted(set(instance) - set(allowed), key=str):
-            guess = _closest(key, allowed)
-            child = f"{pointer}/{escape(key)}"
-            hint = f"did you mean {guess!r}?" if guess else _choices(allowed, "keys allowed here")
-            found.append(_Found(SpecError(f"unknown key {key!r}", loc=src.locate(child, key=True), hint=hint), guess))
-        return found
+        return [_unknown_key(key, schema, pointer, src) for key in sorted(set(instance) - set(schema.get(
+            "properties", {})), key=str)]
     if kind == "enum":
         what = _enum_noun(pointer)
         choices = [str(v) for v in error.validator_value]
@@ -151,7 +145,10 @@ def _translate(error: Any, src: Source) -> list[_Found]:
     if kind == "type":
         expected = error.validator_value
         expected = [expected] if isinstance(expected, str) else list(expected)
-        return [_Found(_type_error(expected, instance, src.locate(pointer)))]
+        found = _type_error(expected, instance, src.locate(pointer))
+        if instance is None and pointer.rsplit("/", 1)[-1].isdigit():  # an empty `-` line in a list
+            found = SpecError(found.message, loc=found.loc, hint="write the item after the '-', or delete the line")
+        return [_Found(found)]
     if kind in ("anyOf", "oneOf") and _required_only(schema.get(kind)):
         if not isinstance(instance, dict):  # `required` ignores non-objects; the type error says it all
             return []
@@ -165,6 +162,11 @@ def _translate(error: Any, src: Source) -> list[_Found]:
                        missing=tuple(keys))]
     if kind in ("oneOf", "anyOf") and error.context:
         here = [e for e in error.context if _pointer(e.absolute_path) == pointer]
+        deeper = [e for e in error.context if _pointer(e.absolute_path) != pointer]
+        if here and all(e.validator == "type" for e in here) and deeper:
+            # One alternative had the right type and failed inside (`command: [python3, 5]`): its errors are
+            # the real ones, at the item, not "expected a string" at the list.
+            return [f for e in deeper for f in _translate(e, src)]
         if here and all(e.validator == "type" for e in here):
             expected = []
             for e in here:
@@ -192,6 +194,90 @@ def _translate(error: Any, src: Source) -> list[_Found]:
         return [_Found(SpecError(f"{instance!r} is reserved", loc=src.locate(pointer),
                            hint="with_skill and without_skill are built-in arms; choose another name"))]
     return [_Found(SpecError(error.message, loc=src.locate(pointer), hint=None))]
+
+
+def _unknown_key(key: str, schema: dict[str, Any], pointer: str, src: Source) -> _Found:
+    """An unknown key, with the likeliest fix: the same key in another case, the place where this key belongs
+    (`input_files` at the top level belongs in a case), or the key it misspells."""
+    allowed = sorted(schema.get("properties", {}))
+    loc = src.locate(f"{pointer}/{escape(key)}", key=True)
+    folded = _closest(key, allowed, cutoff=1.0)
+    if folded:
+        return _Found(SpecError(f"unknown key {key!r}", loc=loc, hint=f"did you mean {folded!r}?"), folded)
+    places = _places()
+    here = places.get(id(schema))
+    if here is not None:
+        elsewhere = [place for place in _ordered_places() if key in place.keys and place is not here]
+        if here.check is not None and elsewhere and all(p.check is not None for p in elsewhere):
+            types = [p.check for p in elsewhere if p.check]
+            own = ", ".join(k for k in allowed if k not in ("type", "id", "name", "file")) or "no other keys"
+            return _Found(SpecError(f"{key!r} is not a key of a {here.check} check", loc=loc,
+                                    hint=f"{key!r} belongs to {_listed(types)} checks; a {here.check} check takes "
+                                         f"{own}"))
+        if elsewhere:
+            there = next((p for p in elsewhere if p.check is None), elsewhere[0])
+            return _Found(SpecError(f"{key!r} belongs {there.label}, not {here.label}", loc=loc, hint=there.move))
+    guess = _closest(key, allowed)
+    hint = f"did you mean {guess!r}?" if guess else _choices(allowed, "keys allowed here")
+    return _Found(SpecError(f"unknown key {key!r}", loc=loc, hint=hint), guess)
+
+
+@dataclass(frozen=True, slots=True)
+class _Place:
+    """A level of the spec: which keys it takes, how a person names it, and how to move a key there."""
+
+    keys: frozenset[str]
+    label: str
+    move: str
+    check: str | None = None  # the check type, for a check level
+
+
+_PLACES = (  # (definition, label, how to move a key there), in the order a key is looked for
+    ("case", "in a case", "move it into the case it is for (an item of 'cases', indented like its 'id')"),
+    ("agent", "in 'agent'", "move it under 'agent:'"),
+    ("judge", "in 'judge'", "move it under 'judge:'"),
+    ("thresholds", "in 'thresholds'", "move it under 'thresholds:'"),
+    ("variant", "in a variant", "move it into the variant it is for (an item of 'variants')"),
+    ("section", "in a section", "move it into the section it is for (an item of a case's 'sections')"),
+    ("criterion", "in a criterion", "move it into the criterion it is for (an item of a case's 'criteria')"),
+)
+
+
+@functools.cache
+def _places() -> dict[int, _Place]:
+    """Every object level of the spec schema, by the identity of its schema (as validation errors carry it)."""
+    schema = load_schema(SPEC)
+    defs = schema.get("definitions", {})
+    out: dict[int, _Place] = {id(schema): _Place(frozenset(schema.get("properties", {})), "at the top level",
+                                                 "move it to the top level of the spec (not indented)")}
+    for key, sub in schema.get("properties", {}).items():
+        if isinstance(sub, dict) and "properties" in sub:
+            out[id(sub)] = _Place(frozenset(sub["properties"]), f"in {key!r}", f"move it under '{key}:'")
+    for name, label, move in _PLACES:
+        if name in defs:
+            out[id(defs[name])] = _Place(frozenset(defs[name].get("properties", {})), label, move)
+    if "agent" in defs and "agent_override" in defs:
+        out[id(defs["agent_override"])] = out[id(defs["agent"])]
+    for name, sub in defs.items():
+        if name.startswith("check_") and isinstance(sub, dict):
+            kind = name[len("check_"):]
+            out[id(sub)] = _Place(frozenset(sub.get("properties", {})), f"in a {kind} check",
+                                  "move it into the check it is for (an item of a case's 'checks')", check=kind)
+    return out
+
+
+@functools.cache
+def _ordered_places() -> tuple[_Place, ...]:
+    seen: list[_Place] = []
+    for place in _places().values():
+        if place not in seen:
+            seen.append(place)
+    order = {label: i for i, (_, label, _) in enumerate(_PLACES)}
+    return tuple(sorted(seen, key=lambda p: (p.check is not None, order.get(p.label, -1))))
+
+
+def _listed(words: list[str]) -> str:
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
 
 
 def _non_finite(value: Any, pointer: str) -> Iterable[tuple[str, float]]:
@@ -226,12 +312,15 @@ def _type_error(expected: list[str], instance: Any, loc: Location) -> SpecError:
     return SpecError(f"expected {wanted}, got {got}", loc=loc, hint=hint)
 
 
-def _closest(word: str, choices: list[str]) -> str | None:
-    """The choice `word` most likely misspells: same letters in another case, else a close match."""
+def _closest(word: str, choices: list[str], *, cutoff: float = 0.7) -> str | None:
+    """The choice `word` most likely misspells: same letters in another case, else a close match (none when
+    `cutoff` is 1)."""
     folded = [c for c in choices if c.lower() == word.lower()]
     if folded:
         return folded[0]
-    close = difflib.get_close_matches(word, choices, n=1, cutoff=0.7)
+    if cutoff >= 1.0:
+        return None
+    close = difflib.get_close_matches(word, choices, n=1, cutoff=cutoff)
     return close[0] if close else None
 
 

@@ -32,7 +32,7 @@ def expected_path(spec: Path) -> Path:
 
 
 def test_corpus_is_large_and_complete() -> None:
-    assert len(SPECS) >= 45
+    assert len(SPECS) >= 100
     assert any(p.suffix == ".json" for p in SPECS)
     missing = [p.name for p in SPECS if not expected_path(p).is_file()]
     assert missing == []
@@ -99,14 +99,14 @@ def test_json_format_shape() -> None:
 def test_json_format_for_valid_specs() -> None:
     result = run("--root", ".", "--format", "json", cwd=VALID)
     assert result.returncode == 0
-    assert json.loads(result.stdout) == {"valid": True, "files": 3, "errors": []}
+    assert json.loads(result.stdout) == {"valid": True, "files": 5, "errors": []}
 
 
 def test_valid_specs_pass() -> None:
     specs = sorted(p.name for p in VALID.iterdir() if p.name.endswith((".eval.yaml", ".eval.json")))
-    assert len(specs) == 3
+    assert len(specs) == 5  # two of them start with a UTF-8 byte order mark and use CRLF line ends
     result = run("--root", ".", *specs, cwd=VALID)
-    assert (result.returncode, result.stdout, result.stderr) == (0, "3 spec(s) valid\n", "")
+    assert (result.returncode, result.stdout, result.stderr) == (0, "5 spec(s) valid\n", "")
 
 
 def test_quiet_prints_nothing_when_valid() -> None:
@@ -152,7 +152,7 @@ HOSTILE = {
     "deep.eval.json": ('{"a": ' + "[" * 5000 + "]" * 5000 + "}", "deep.eval.json:1:107 /a/0/0/"),
     "laughs.eval.yaml": ('a: &a ["x","x","x","x","x","x","x","x","x"]\n' + "".join(
         f"{chr(98 + i)}: &{chr(98 + i)} [" + ",".join([f"*{chr(97 + i)}"] * 9) + "]\n" for i in range(8)),
-        "laughs.eval.yaml:1:8 /f/"),
+        "laughs.eval.yaml:1:32 /f/2/5/6/6/4/6: YAML aliases expand to more than 250,000 values"),
     "bigint.eval.yaml": ("trials: " + "9" * 5000 + "\n", "bigint.eval.yaml:1:9 /trials: number too large"),
     "bigint.eval.json": ('{"trials": ' + "9" * 5000 + "}", "bigint.eval.json:1:12 /: not valid JSON: number too large"),
     "nul.eval.yaml": ("skill: a\x00b\n", "nul.eval.yaml:1:9 /: not valid YAML: control character U+0000"),
@@ -168,6 +168,20 @@ def test_hostile_files_are_errors_not_crashes(tmp_path: Path, name: str) -> None
     assert result.returncode == 2, result.stderr[-500:]
     assert result.stderr.startswith(start), result.stderr[:300]
     assert result.stderr.endswith("1 error(s) in 1 of 1 spec(s)\n")
+
+
+def test_a_big_honest_spec_shows_its_real_error(tmp_path: Path) -> None:
+    """300,000 values and no alias: no "aliases expanding?" refusal, the one real mistake is reported."""
+    (tmp_path / "skills/ok").mkdir(parents=True)
+    (tmp_path / "skills/ok/SKILL.md").write_text("---\nname: ok\n---\nok\n")
+    cases = "".join(f"  - {{id: c{i}, prompt: p, checks: [{{type: contains, needle: x}}]}}\n" for i in range(40_000))
+    (tmp_path / "big.eval.yaml").write_text("skill: skills/ok\nagent: {kind: command, command: [python3]}\n"
+                                            "cases:\n" + cases + "  - {id: c0, prompt: p, checks: [{type: contains, "
+                                                                  "needle: x}]}\n")
+    result = run("--root", ".", "big.eval.yaml", cwd=tmp_path)
+    assert result.stderr.startswith("big.eval.yaml:40004:10 /cases/40000/id: duplicate case id 'c0'\n"), \
+        result.stderr[:300]
+    assert result.returncode == 2
 
 
 def _regenerate() -> None:

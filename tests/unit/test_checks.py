@@ -362,6 +362,7 @@ agent: {kind: command, command: [python3, agent.py]}
 cases:
   - id: all
     prompt: go
+    output_files: [t.csv, d.json]
     checks:
       - {type: has_urls}
       - {type: has_entries}

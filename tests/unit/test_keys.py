@@ -96,7 +96,7 @@ def test_grade_part_covers_checks_and_judges_but_not_run_inputs(tmp_path: Path) 
 def test_grade_part_covers_the_content_of_the_files_checks_read(tmp_path: Path) -> None:
     """Issue 13: a python check's script and a json_schema check's schema_file are grade inputs by content."""
     spec = SPEC.replace("checks: [{type: contains, needle: x}]",
-                        "checks: [{type: python, script: checks/c.py}, "
+                        "output_files: [out.json]\n    checks: [{type: python, script: checks/c.py}, "
                         "{type: json_schema, file: out.json, schema_file: checks/s.json}]")
     path = project(tmp_path, spec)
     (tmp_path / "checks").mkdir()

@@ -95,7 +95,8 @@ def test_yaml_errors_are_located_with_the_usual_fix() -> None:
     assert where(exc)[0] == 2
     with pytest.raises(SpecError) as exc:
         read_source("s.yaml", 'a: "open\nb: 2\n')
-    assert "close the quote opened on line 1" in str(exc.value)
+    assert "the quote '\"' here is never closed" in str(exc.value)
+    assert where(exc) == (1, 4)
     with pytest.raises(SpecError, match="U\\+0007") as exc:
         read_source("s.yaml", "a: 1\nb: x\x07\n")
     assert where(exc) == (2, 5)

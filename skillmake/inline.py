@@ -1,0 +1,116 @@
+"""Code and schemas a spec carries inline or names (python checks, json_schema checks): their errors,
+located at the line a person fixes, not at the value's first line."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from .errors import Location, SpecError
+from .source import Source, escape, read_json
+
+if TYPE_CHECKING:
+    from .rules import Rules
+
+
+def json_schema_problems(rules: Rules, pointer: str, raw: dict[str, Any]) -> list[SpecError]:
+    """Why a json_schema check's schema (inline or schema_file) is not a valid JSON Schema: at the keyword."""
+    if "schema_file" in raw:
+        where = f"{pointer}/schema_file"
+        if not isinstance(raw["schema_file"], str) or not rules.clean(where):
+            return []
+        resolved = rules.spec_relative(where, raw["schema_file"], "schema file")
+        if resolved is None:  # spec_relative recorded why
+            return []
+        return _schema_file_problems(rules, where, raw["schema_file"], resolved)
+    where = f"{pointer}/schema"
+    schema = raw.get("schema")
+    if not isinstance(schema, dict) or not rules.clean(where):
+        return []
+    problem = _schema_problem(schema)
+    if problem is None:
+        return []
+    path, message, keyword = problem
+    inner = where + "".join(f"/{escape(p)}" for p in path)
+    return [SpecError(f"not a valid JSON Schema: {message}", loc=rules.src.locate(inner, key=bool(path)),
+                      hint=f"fix {keyword!r} here" if keyword else "fix the schema")]
+
+
+def _schema_file_problems(rules: Rules, where: str, rel: str, resolved: str) -> list[SpecError]:
+    shown = rules.shown_path(resolved)
+    try:
+        src = _read_as_json(resolved)
+    except SpecError as exc:
+        at = f"{shown}:{exc.loc.line}:{exc.loc.col}" if exc.loc else shown
+        why = exc.message.removeprefix("not valid JSON: ")
+        return [SpecError(f"schema file {rel!r} is not valid JSON: {why} (at {at})",
+                          loc=rules.locate(where), hint=exc.hint or "fix the file")]
+    except UnicodeDecodeError:
+        return [SpecError(f"schema file {rel!r} is not UTF-8 text", loc=rules.locate(where),
+                          hint="save it as UTF-8")]
+    except OSError as exc:
+        return [SpecError(f"cannot read schema file {rel!r}: {exc.strerror}", loc=rules.locate(where),
+                          hint="check the path and its permissions")]
+    if not isinstance(src.data, dict):
+        return []
+    problem = _schema_problem(src.data)
+    if problem is None:
+        return []
+    path, message, keyword = problem
+    inner = "".join(f"/{escape(p)}" for p in path)
+    loc = src.locate(inner, key=bool(path))
+    return [SpecError(f"schema file {rel!r} is not a valid JSON Schema: {message} "
+                      f"(at {shown}:{loc.line}:{loc.col} {inner or '/'})", loc=rules.locate(where),
+                      hint=f"fix {keyword!r} in {shown}" if keyword else f"fix {shown}")]
+
+
+def _read_as_json(path: str) -> Source:
+    with open(path, encoding="utf-8-sig") as f:
+        return read_json(path, f.read())
+
+
+def _schema_problem(schema: dict[str, Any]) -> tuple[list[Any], str, str | None] | None:
+    """(path inside the schema, message, keyword) of the schema's first problem against its metaschema."""
+    from jsonschema import Draft202012Validator, exceptions, validators
+
+    cls = validators.validator_for(schema, default=Draft202012Validator)
+    error = exceptions.best_match(cls(cls.META_SCHEMA).iter_errors(schema))
+    if error is None:
+        return None
+    path = list(error.absolute_path)
+    keyword = next((p for p in reversed(path) if isinstance(p, str)), None)
+    return path, error.message, keyword
+
+
+def python_problems(rules: Rules, pointer: str, raw: dict[str, Any]) -> list[SpecError]:
+    if "script" in raw:
+        if isinstance(raw["script"], str) and rules.clean(f"{pointer}/script"):
+            rules.spec_relative(f"{pointer}/script", raw["script"], "script")
+        return []
+    code = raw.get("code")
+    if not isinstance(code, str) or not rules.clean(f"{pointer}/code"):
+        return []
+    try:
+        compile(code, f"{rules.shown}{pointer}", "exec")
+    except SyntaxError as exc:
+        line, col = _code_position(rules, f"{pointer}/code", exc.lineno or 1, exc.offset or 1)
+        return [SpecError(f"Python syntax error in code: {exc.msg} (code line {exc.lineno})",
+                          loc=Location(path=rules.shown, line=line, col=col, pointer=f"{pointer}/code"),
+                          hint="fix the inline Python")]
+    return []
+
+
+def _code_position(rules: Rules, pointer: str, code_line: int, code_col: int) -> tuple[int, int]:
+    """Where line `code_line` of a YAML block scalar (`code: |`) is in the file; else the value's start."""
+    line, col = rules.src.positions.get(pointer, (1, 1))
+    try:
+        with open(rules.path, encoding="utf-8-sig") as f:
+            lines = f.read().splitlines()
+        indicator = lines[line - 1][col - 1:].lstrip()[:1]
+    except (OSError, IndexError, UnicodeDecodeError):
+        return line, col
+    if indicator not in ("|", ">") or line + code_line > len(lines):
+        return line, col
+    text = lines[line - 1 + code_line]
+    indent = len(text) - len(text.lstrip())
+    return line + code_line, indent + code_col
+
