@@ -27,7 +27,8 @@ def spec_file_problem(resolved: str, *, root: str) -> str | None:
     real_root = os.path.realpath(root)
     if within(resolved, real_root):
         return None
-    return f"resolves outside the project root (to {resolved})"
+    # Relative to the root, so the message reads the same in every clone of the project.
+    return f"resolves outside the project root (to {os.path.relpath(resolved, real_root)})"
 
 
 SPEC_FILE_HINT = ("keep the files a spec reads inside the project (its root holds skillmake.toml, a pyproject.toml "

@@ -17,8 +17,10 @@ from .paths import (
     LINK_HINT,
     MAX_NAME,
     SAFE_NAME_RULE,
+    SPEC_FILE_HINT,
     allowed_roots,
     link_problems,
+    spec_file_problem,
     unsafe_name,
     within,
     workspace_path_problem,
@@ -49,7 +51,6 @@ class Rules:
         self.data: dict[str, Any] = src.data
         self.path = path
         self.folder = os.path.dirname(path)
-        self.real_folder = os.path.realpath(self.folder)
         self.shown = shown
         self.errors: list[SpecError] = []
         self.skill: Skill | None = None
@@ -248,10 +249,9 @@ class Rules:
                 self.error(pointer, f"input file {rel!r} does not exist",
                            f"create it, or fix the path (relative to {os.path.dirname(self.shown) or '.'})")
                 continue
-            if os.path.commonpath([resolved, self.real_folder]) != self.real_folder:
-                outside = os.path.relpath(resolved, self.real_folder)
-                self.error(pointer, f"input file {rel!r} resolves outside the spec's folder (to {outside})",
-                           "input files must live under the spec's folder (symlinks are followed)")
+            problem = spec_file_problem(resolved, root=self.root)
+            if problem:
+                self.error(pointer, f"input file {rel!r} {problem}", SPEC_FILE_HINT)
                 continue
             if not os.path.isfile(resolved):
                 self.error(pointer, f"input file {rel!r} is not a regular file", "list files, not folders")
@@ -403,9 +403,9 @@ class Rules:
         except OSError:
             self.error(pointer, f"{what} {rel!r} does not exist", "the path is relative to the spec's folder")
             return None
-        if os.path.commonpath([resolved, self.real_folder]) != self.real_folder:
-            self.error(pointer, f"{what} {rel!r} resolves outside the spec's folder",
-                       "keep it under the spec's folder")
+        problem = spec_file_problem(resolved, root=self.root)
+        if problem:
+            self.error(pointer, f"{what} {rel!r} {problem}", SPEC_FILE_HINT)
             return None
         return resolved
 
