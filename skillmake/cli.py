@@ -42,7 +42,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     except SkillmakeError as exc:
         # An error may say its own code (errors.py's table): no spec found 5, a bad -k or setting 3.
-        code = EXIT_USAGE if type(exc).__name__ == "ExpressionError" else getattr(exc, "exit_code", EXIT_INVALID)
+        code = getattr(exc, "exit_code", EXIT_INVALID)
         console.write_line(sys.stderr, f"skillmake: {exc.render()}")
         return int(code)
     except BrokenPipeError:

@@ -72,10 +72,16 @@ def cached(project: Project, spec: Spec, case: Case, trial_record: dict[str, Any
     return record if record and record["outcome"] in CACHEABLE else None
 
 
-def execute(project: Project, spec: Spec, case: Case, arm: Arm, k: int, trial_record: dict[str, Any]) -> GradeRun:
+def execute(project: Project, spec: Spec, case: Case, arm: Arm, k: int, trial_record: dict[str, Any], *,
+            resample: bool = False) -> GradeRun:
+    """The grade of `trial_record`: from the cache, else by running its checks and judges now. With
+    `resample`, a trial sampled afresh by this run is graded afresh too (judges are samples as well), unless
+    this run already graded the same outputs."""
     key, inputs, parts = key_for(spec, case, trial_record)
     hit = cached(project, spec, case, trial_record)
-    if hit is not None:
+    run_id = current_run_id()
+    fresh_trial = resample and trial_record.get("run_id") == run_id
+    if hit is not None and not (fresh_trial and hit.get("run_id") != run_id):
         return GradeRun(record=hit, ran=False)
     for piece in parts:
         project.store.put(piece.data)
@@ -90,9 +96,13 @@ def execute(project: Project, spec: Spec, case: Case, arm: Arm, k: int, trial_re
         "outcome": outcome, "error": error, "score": score, "expectations": expectations,
         "usage": usage.to_json(),
         "timing": {"started": started, "duration_ms": round((time.monotonic() - t0) * 1000, 3)},
-        "run_id": current_run_id(),
+        "run_id": run_id,
     }
     if outcome in CACHEABLE:
+        if hit is not None:
+            from .trial import keep_replaced
+
+            keep_replaced(project, hit)
         project.store.put_action(record, schema=GRADE_SCHEMA)
         project.store.clear_attempt(key)
     else:

@@ -8,7 +8,9 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from . import fstree, process
+import orjson
+
+from . import atomic, fstree, process
 from .agents import AgentResult, TrialRequest, get_agent
 from .errors import SkillmakeError
 from .keys import API_AGENTS, TrialKey
@@ -57,23 +59,49 @@ def cached(project: Project, tkey: TrialKey, timeout: float) -> dict[str, Any] |
     return record if record and fits(record, timeout) else None
 
 
-def execute(project: Project, spec: Spec, case: Case, arm: Arm, k: int, tkey: TrialKey) -> TrialRun:
+def execute(project: Project, spec: Spec, case: Case, arm: Arm, k: int, tkey: TrialKey, *,
+            resample: bool = False) -> TrialRun:
     """The trial's record: from the cache when its key is there, else by running the agent now.
 
     One execution per key at a time: a second cell, run or project (on a shared store) with the same key
-    waits for the first and then reuses its record."""
+    waits for the first and then reuses its record. With `resample`, a stored result is run again unless this
+    very run produced it (cells with the same inputs share one fresh sample)."""
     timeout = timeout_of(spec, case)
-    hit = cached(project, tkey, timeout)
+    hit = None if resample else cached(project, tkey, timeout)
     if hit is not None:
         return TrialRun(record=hit, ran=False)
     with project.store.key_lock(tkey.key):
         hit = cached(project, tkey, timeout)
-        if hit is not None:
+        if hit is not None and (not resample or hit.get("run_id") == current_run_id()):
             return TrialRun(record=hit, ran=False)
-        return TrialRun(record=_run(project, spec, case, arm, k, tkey), ran=True)
+        replacing = project.store.get_action(tkey.key, schema=TRIAL_SCHEMA) if resample else None
+        return TrialRun(record=_run(project, spec, case, arm, k, tkey, replacing=replacing), ran=True)
 
 
-def _run(project: Project, spec: Spec, case: Case, arm: Arm, k: int, tkey: TrialKey) -> dict[str, Any]:
+def keep_replaced(project: Project, record: dict[str, Any]) -> None:
+    """Keep a stored result that a resample is about to replace: replaced/<2 hex>/<key hex>/<its run id>.json
+    in the store, so earlier samples of a key stay readable (and countable) after --resample."""
+    h = record["key"][7:]
+    name = str(record.get("run_id") or "unknown")
+    path = project.store.root / "replaced" / h[:2] / h / f"{name}.json"
+    atomic.write_bytes(path, orjson.dumps(record, option=orjson.OPT_INDENT_2), durable=False)
+
+
+def replaced(project: Project, key: str) -> list[dict[str, Any]]:
+    """The earlier results of `key` that resamples replaced, oldest first."""
+    h = key[7:]
+    folder = project.store.root / "replaced" / h[:2] / h
+    out = []
+    for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
+        try:
+            out.append(orjson.loads(path.read_bytes()))
+        except (OSError, orjson.JSONDecodeError):
+            continue
+    return out
+
+
+def _run(project: Project, spec: Spec, case: Case, arm: Arm, k: int, tkey: TrialKey, *,
+         replacing: dict[str, Any] | None = None) -> dict[str, Any]:
     store = project.store
     for piece in tkey.parts():  # the key's parts, readable later by `explain`
         store.put(piece.data)
@@ -81,13 +109,13 @@ def _run(project: Project, spec: Spec, case: Case, arm: Arm, k: int, tkey: Trial
     tdir = scratch_dir(project.work_dir, tkey.key, run_id)
     try:
         prepare(tdir, case)
-        return _run_in(project, spec, case, arm, k, tkey, tdir, run_id)
+        return _run_in(project, spec, case, arm, k, tkey, tdir, run_id, replacing=replacing)
     finally:
         fstree.remove_tree(tdir.root)
 
 
 def _run_in(project: Project, spec: Spec, case: Case, arm: Arm, k: int, tkey: TrialKey, tdir: TrialDir,
-            run_id: str) -> dict[str, Any]:
+            run_id: str, *, replacing: dict[str, Any] | None = None) -> dict[str, Any]:
     store = project.store
     skill = spec.skill if arm.skill else None
     timeout = timeout_of(spec, case)
@@ -144,6 +172,8 @@ def _run_in(project: Project, spec: Spec, case: Case, arm: Arm, k: int, tkey: Tr
         "run_id": run_id,
     }
     if result.outcome in CACHEABLE:
+        if replacing is not None:  # a resample that failed to produce a result leaves the stored one in place
+            keep_replaced(project, replacing)
         store.put_action(record, schema=TRIAL_SCHEMA)
         store.clear_attempt(tkey.key)
     else:

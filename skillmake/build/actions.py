@@ -23,10 +23,13 @@ def validate_spec(project: Project, path: str) -> TaskFailed | None:
     return None
 
 
-def run_trial(project: Project, item: Item) -> dict[str, Any] | TaskFailed:
-    why = _why(lambda: explain.trial_reasons(project, item, explain.kept(project, item, "trial.json")))
+def run_trial(project: Project, item: Item, *, resample: bool = False) -> dict[str, Any] | TaskFailed:
+    if resample:
+        why = "resampled: a fresh sample replaces the stored one" if item.trial_cached else "new"
+    else:
+        why = _why(lambda: explain.trial_reasons(project, item, explain.kept(project, item, "trial.json")))
     try:
-        run = trials.execute(project, item.spec, item.case, item.arm, item.k, item.tkey)
+        run = trials.execute(project, item.spec, item.case, item.arm, item.k, item.tkey, resample=resample)
     except SkillmakeError as exc:
         return TaskFailed(exc.render())
     record = run.record
@@ -56,14 +59,18 @@ def trial_record(project: Project, item: Item) -> dict[str, Any] | None:
     return record if record is not None else project.store.get_attempt(item.tkey.key, schema=TRIAL_SCHEMA)
 
 
-def run_grade(project: Project, item: Item) -> dict[str, Any] | TaskFailed:
+def run_grade(project: Project, item: Item, *, resample: bool = False) -> dict[str, Any] | TaskFailed:
     record = trial_record(project, item)
     if record is None:
         return TaskFailed(f"trial:{item.name} has no record; run it first (doit trial:{item.name})")
-    why = "its trial ran" if not item.trial_cached else _why(
-        lambda: explain.grade_reasons(project, item, explain.kept(project, item, "grade.json")))
+    if resample:
+        why = "its trial was resampled"
+    elif not item.trial_cached:
+        why = "its trial ran"
+    else:
+        why = _why(lambda: explain.grade_reasons(project, item, explain.kept(project, item, "grade.json")))
     try:
-        run = grading.execute(project, item.spec, item.case, item.arm, item.k, record)
+        run = grading.execute(project, item.spec, item.case, item.arm, item.k, record, resample=resample)
     except SkillmakeError as exc:
         return TaskFailed(exc.render())
     values: dict[str, Any] = {"outcome": run.record["outcome"], "key": run.record["key"], "why": why,

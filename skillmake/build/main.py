@@ -13,6 +13,17 @@ from .. import console
 from ..errors import EXIT_FAILED, EXIT_INTERNAL, EXIT_INVALID, EXIT_NO_SPECS
 
 
+class _Main(DoitMain):
+    """doit's commands, with a `clean` that says one line instead of one per trial view (build/clean.py)."""
+
+    def get_cmds(self) -> Any:
+        from .clean import Clean
+
+        cmds = super().get_cmds()
+        cmds["clean"] = Clean
+        return cmds
+
+
 def _module() -> types.ModuleType:
     from .. import dodo
 
@@ -71,7 +82,7 @@ def run_doit(args: list[str], *, full_graph: bool = False) -> int:
     stdout = sys.stdout
     sys.stdout = console.PipeSafe(stdout)  # doit's commands print with no guard
     try:
-        code = int(DoitMain(loader).run(args) or 0)  # `doit clean` and a few others return None for success
+        code = int(_Main(loader).run(args) or 0)  # `doit clean` and a few others return None for success
     finally:
         sys.stdout = stdout
     return exit_code(code, reporter.LAST_RUN, runs=scope.runs(args))

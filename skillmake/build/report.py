@@ -73,7 +73,21 @@ def build_and_write(project: Project, plan: SpecPlan) -> str | None:
                                                      "problems": problems}))
     previous = {plan.spec.name: published.previous} if published.previous else None
     write_line(sys.stdout, render_summary([report], previous=previous, run_id=run_id))
+    freshness = _freshness(plan, cells, run_id)
+    if freshness:
+        write_line(sys.stdout, freshness)
     return "\n".join(problems) if problems else None
+
+
+def _freshness(plan: SpecPlan, cells: list[CellRecords], run_id: str) -> str | None:
+    """Which samples in the report this run drew and which are stored results, when it shows both."""
+    fresh = [c.cell.name for c in cells if c.trial is not None and c.trial.get("run_id") == run_id]
+    stored = sum(1 for c in cells if c.trial is not None and c.trial.get("run_id") != run_id)
+    if not fresh or not stored:
+        return None
+    shown = ", ".join(n.split("/", 1)[1] for n in fresh[:4]) + (f", … ({len(fresh) - 4} more)" if len(fresh) > 4
+                                                                 else "")
+    return f"{plan.spec.name}: {len(fresh)} trial(s) fresh this run ({shown}); {stored} stored"
 
 
 def _failed_checks(plan: SpecPlan, report: dict[str, Any], *, most: int = 8) -> list[str]:

@@ -8,12 +8,15 @@ import sys
 from collections.abc import Iterator
 from typing import Any
 
+import orjson
+
 from .. import fstree, runlock
+from ..errors import EXIT_INVALID, SkillmakeError
 from ..project import Project, new_run_id
 from ..workspace import trial_dir
-from . import actions, scope
+from . import actions, clean, scope, select, stale
 from .plan import Item, SpecPlan, plan_spec
-from .report import STAMP
+from .report import STAMP, report_uptodate
 
 # None: decide from the command line. The skillmake front end sets both from the words it passes to doit.
 FULL_GRAPH: bool | None = None
@@ -26,17 +29,22 @@ def full_graph() -> bool:
     return scope.from_process() if FULL_GRAPH is None else FULL_GRAPH
 
 
-def _trial_task_exists(item: Item, full: bool) -> bool:
-    return full or not item.trial_cached
+def _trial_task_exists(item: Item, full: bool, chosen: select.Chosen) -> bool:
+    return chosen.has(item) and (full or chosen.resample or not item.trial_cached)
 
 
-def _grade_task_exists(item: Item, full: bool) -> bool:
-    return full or not (item.trial_cached and item.grade_cached)
+def _grade_task_exists(item: Item, full: bool, chosen: select.Chosen) -> bool:
+    return chosen.has(item) and (full or chosen.resample or not (item.trial_cached and item.grade_cached))
 
 
 @functools.lru_cache(maxsize=8)
 def project_at(root: str) -> Project:
-    project = Project.open(root)
+    try:
+        project = Project.open(root)
+    except SkillmakeError as exc:  # no spec (5), a broken configuration (2), a bad run setting (3)
+        # One line and the documented code, under plain doit too, where doit would print a traceback.
+        print(f"skillmake: {exc.render()}", file=sys.stderr, flush=True)
+        raise SystemExit(getattr(exc, "exit_code", EXIT_INVALID)) from None
     new_run_id()  # one id for this run, inherited by worker processes
     if scope.writes(COMMAND or sys.argv[1:]):
         # One run per project at a time: a second one waits here, before it plans anything.
@@ -52,8 +60,22 @@ def plans_at(root: str) -> tuple[SpecPlan, ...]:
     return tuple(plan_spec(project, spec) for spec in project.specs)
 
 
+@functools.lru_cache(maxsize=8)
+def chosen_at(root: str) -> select.Chosen:
+    """The cells this run works on (-k, --tag, --failed) and whether it resamples them."""
+    try:
+        selection = select.current()
+    except select.ExpressionError as exc:  # SKILLMAKE_K under plain doit: a usage error, in one message
+        print(f"skillmake: {exc.render()}", file=sys.stderr, flush=True)
+        raise SystemExit(3) from None
+    return select.choose(project_at(root), plans_at(root), selection)
+
+
 def current_root() -> str:
-    return os.path.abspath(os.environ.get("SKILLMAKE_ROOT") or os.getcwd())
+    """The project root: $SKILLMAKE_ROOT (--root), else found upward from the current folder (config.find_root)."""
+    from ..config import find_root
+
+    return find_root()
 
 
 def validate_tasks(root: str) -> Iterator[dict[str, Any]]:
@@ -80,54 +102,131 @@ def judge_preflight(plans: tuple[SpecPlan, ...]) -> list[str]:
 
 def trial_tasks(root: str) -> Iterator[dict[str, Any]]:
     project = project_at(root)
+    chosen = chosen_at(root)
     if scope.runs(COMMAND or sys.argv[1:]):
         problems = judge_preflight(plans_at(root))
         if problems:  # before any agent is paid for: the grades could only end in judge_error
             print("\n".join(f"skillmake: {line}" for line in problems), file=sys.stderr, flush=True)
             raise SystemExit(3)
+        _say_selection(root, chosen)
     yield {"basename": "trial", "name": None, "doc": "run stale trials (case × arm × k) in isolated workspaces"}
     full = full_graph()
     for plan in plans_at(root):
         for item in plan.items:
-            if not _trial_task_exists(item, full):
-                COLLAPSED["trial"] += 1
+            if not _trial_task_exists(item, full, chosen):
+                COLLAPSED["trial"] += chosen.has(item)
                 continue
+            resample = chosen.resample and chosen.has(item)
+            uptodate = stale.uptodate(stale.trial(project, item, resample=resample))
             view = trial_dir(project.runs_dir, item.spec, item.case, item.arm.name, item.k).root
             stamp = project.reports_dir / item.spec.name / STAMP  # the report must check the view out again
-            yield {"basename": "trial", "name": item.name, "actions": [(actions.run_trial, [project, item])],
-                   "uptodate": [item.trial_cached],
+            yield {"basename": "trial", "name": item.name,
+                   "actions": [(actions.run_trial, [project, item], {"resample": resample})],
+                   "file_dep": _file_deps(project, item) if _shows_file_deps(uptodate[0] is True) else [],
+                   "uptodate": uptodate,
                    "clean": [(_remove, [project, str(view)]), (_remove, [project, str(stamp)])],
-                   "io": {"capture": False}, "verbosity": 0}
+                   "meta": {clean.META: "trial view"}, "io": {"capture": False}, "verbosity": 0,
+                   **_info_doc(project, item)}
 
 
 def grade_tasks(root: str) -> Iterator[dict[str, Any]]:
     project = project_at(root)
+    chosen = chosen_at(root)
     yield {"basename": "grade", "name": None, "doc": "run checks and judges over each trial's outputs"}
     full = full_graph()
     for plan in plans_at(root):
         for item in plan.items:
-            if not _grade_task_exists(item, full):
-                COLLAPSED["grade"] += 1
+            if not _grade_task_exists(item, full, chosen):
+                COLLAPSED["grade"] += chosen.has(item)
                 continue
-            yield {"basename": "grade", "name": item.name, "actions": [(actions.run_grade, [project, item])],
-                   "task_dep": [f"trial:{item.name}"] if _trial_task_exists(item, full) else [],
-                   "uptodate": [item.trial_cached and item.grade_cached],
+            resample = chosen.resample and chosen.has(item)
+            yield {"basename": "grade", "name": item.name,
+                   "actions": [(actions.run_grade, [project, item], {"resample": resample})],
+                   "task_dep": [f"trial:{item.name}"] if _trial_task_exists(item, full, chosen) else [],
+                   "uptodate": stale.uptodate(stale.grade(project, item, resample=resample)),
                    "io": {"capture": False}, "verbosity": 0}
 
 
 def report_tasks(root: str) -> Iterator[dict[str, Any]]:
-    from .report import report_uptodate
-
     project = project_at(root)
+    chosen = chosen_at(root)
     full = full_graph()
     yield {"basename": "report", "name": None, "doc": "aggregate grades into reports; fail below thresholds"}
-    for plan in plans_at(root):
+    for plan in _touched(root):
         spec = plan.spec
         yield {"basename": "report", "name": spec.name, "actions": [(actions.run_report, [project, plan])],
-               "task_dep": [f"grade:{i.name}" for i in plan.items if _grade_task_exists(i, full)],
-               "uptodate": [report_uptodate(project, plan)],
+               "task_dep": [f"grade:{i.name}" for i in plan.items if _grade_task_exists(i, full, chosen)],
+               # A resampled record keeps its key: only checking the views out again shows the fresh one.
+               "uptodate": stale.uptodate(stale.report(report_uptodate(project, plan), resample=chosen.resample,
+                                                       complete=plan.complete)),
                "clean": [(_remove, [project, str(project.reports_dir / spec.name)])],
+               "meta": {clean.META: "report"},
                "io": {"capture": False}, "verbosity": 2}
+
+
+_FILE_DEPS: dict[tuple[str, int, bool], list[str]] = {}
+
+
+def _command() -> tuple[str, list[str]]:
+    argv = COMMAND or sys.argv[1:]
+    words = [a for a in argv if not a.startswith("-")]
+    return (words[0] if words else "run"), list(argv)
+
+
+def _shows_file_deps(cached: bool) -> bool:
+    """Only `doit list` gets a trial's files as file_dep, and only where doit will not judge the task by
+    them: a stale task (it runs whatever its files say) or a listing without --status. (`doit info` names
+    them in the task's doc instead, see _info_doc.)
+
+    A run never carries them: a plain run does not create up-to-date tasks, so doit would never have recorded
+    their files and would call every one of them changed (or, once they had file_dep and then lost it,
+    "removed") — doit's status would contradict the action cache, which decides."""
+    command, argv = _command()
+    return command == "list" and (not cached or not ("--status" in argv or "-s" in argv))
+
+
+def _info_doc(project: Project, item: Item) -> dict[str, Any]:
+    """For `doit info`: what the trial runs and the files it reads (without making doit judge it by them)."""
+    if _command()[0] != "info":
+        return {}
+    files = ", ".join(os.path.relpath(f, project.root) for f in _file_deps(project, item))
+    return {"doc": f"case {item.case.id} under {item.arm.name}, trial {item.k}; reads {files}"}
+
+
+def _file_deps(project: Project, item: Item) -> list[str]:
+    """What a trial reads from the project: its spec, the skill's files (arms that install it) and the case's
+    fixtures. doit lists them (`doit info`, `list --deps`) and, in the full graph, re-checks a task whose files
+    changed; whether the agent runs again is still the trial key's business (a changed file that leaves the
+    key as it was is served by the store)."""
+    memo = (item.spec.path, item.case.index, item.arm.skill)
+    deps = _FILE_DEPS.get(memo)
+    if deps is None:
+        deps = [item.spec.path]
+        skill = item.spec.skill
+        if item.arm.skill and item.tkey.skill is not None:
+            files = orjson.loads(item.tkey.skill.data).get("files", {})
+            deps += [skill.path] if skill.kind == "command" else [f"{skill.path}/{rel}" for rel in files]
+        deps += [f.source for f in item.case.input_files]
+        deps = _FILE_DEPS[memo] = list(dict.fromkeys(deps))
+    return deps
+
+
+def _touched(root: str) -> list[SpecPlan]:
+    """The specs whose reports this run refreshes: every spec, or those with a selected cell."""
+    chosen = chosen_at(root)
+    return [p for p in plans_at(root) if chosen.touches(p)]
+
+
+def _say_selection(root: str, chosen: select.Chosen) -> None:
+    """One line each: a selection that matches nothing, and failures a run without --resample would reuse."""
+    if chosen.names is not None and not chosen.names:
+        cells = sum(len(p.items) for p in plans_at(root))
+        what = select.current().describe()
+        print(f"skillmake: {what} selects none of the {cells} cells", file=sys.stderr, flush=True)
+    if chosen.stored_failures and not chosen.resample:
+        n = chosen.stored_failures
+        print(f"skillmake: {n} failed trial{'s are' if n != 1 else ' is a'} stored result{'s' if n != 1 else ''}; "
+              "add --resample to draw fresh samples", file=sys.stderr, flush=True)
 
 
 def _say_waiting(holder: str) -> None:
@@ -135,22 +234,30 @@ def _say_waiting(holder: str) -> None:
 
 
 def _remove(project: Project, path: str) -> None:
-    """`doit clean`: delete a view or a report folder — only ever below .skillmake/runs or .skillmake/reports."""
+    """`doit clean`: delete a view or a report folder — only ever below .skillmake/runs or .skillmake/reports —
+    and the folders it leaves empty, up to (not including) runs/ or reports/."""
     for base in (project.runs_dir, project.reports_dir):
         if fstree.inside(path, base) and os.path.realpath(path) != os.path.realpath(base):
             fstree.remove_tree(path)
+            top = os.path.realpath(base)
+            parent = os.path.dirname(os.path.realpath(path))
+            while parent != top and fstree.inside(parent, base):
+                try:
+                    os.rmdir(parent)  # fails on a folder that still holds something: keep it, stop climbing
+                except OSError:
+                    break
+                parent = os.path.dirname(parent)
             return
     raise AssertionError(f"refusing to delete {path}: not inside {project.runs_dir} or {project.reports_dir}")
 
 
 def thresholds_tasks(root: str) -> Iterator[dict[str, Any]]:
     """One task that fails the run when any spec's gates failed (reports themselves never fail)."""
-    from .report import report_uptodate
-
     project = project_at(root)
-    plans = plans_at(root)
+    plans = tuple(_touched(root))
+    resample = chosen_at(root).resample
     yield {"basename": "thresholds", "actions": [(actions.check_thresholds, [project, plans])],
            "task_dep": [f"report:{p.spec.name}" for p in plans],
-           "uptodate": [all(report_uptodate(project, p) for p in plans)],
+           "uptodate": [all(report_uptodate(project, p) for p in plans) and not resample],
            "doc": "fail the run when a spec is below its thresholds, a required case failed, or trials erred",
            "io": {"capture": False}, "verbosity": 2}

@@ -39,7 +39,8 @@ def _failures(grades: Sequence[Record]) -> list[dict[str, Any]]:
     return out
 
 
-def _row(spec: Spec, case_id: str, arm: str, grades: Sequence[Record], *, required: bool) -> dict[str, Any]:
+def _row(spec: Spec, case_id: str, arm: str, grades: Sequence[Record], *, required: bool,
+         sampled: Mapping[tuple[str, str, int], str | None]) -> dict[str, Any]:
     stats: CellStats = cell_stats(grades, k=spec.trials)
     return {
         "case": case_id, "arm": arm, "required": required, "expected": spec.trials,
@@ -49,6 +50,8 @@ def _row(spec: Spec, case_id: str, arm: str, grades: Sequence[Record], *, requir
         "mean_score": _rounded(stats.mean_score), "outcomes": stats.outcomes,
         "failures": _failures(grades),
         "trial_keys": [str(g["trial_key"]) for g in grades], "grade_keys": [str(g["key"]) for g in grades],
+        # Which run drew each sample: a row whose ids equal the report's run_id was sampled fresh (--resample).
+        "trial_runs": [sampled.get((case_id, arm, int(g["labels"]["k"]))) for g in grades],
     }
 
 
@@ -100,13 +103,14 @@ def build_report(spec: Spec, trials: Sequence[Record], grades: Sequence[Record],
     spec_trials, spec_grades = of_spec(spec, trials), of_spec(spec, grades)
     rows: list[dict[str, Any]] = []
     arms: dict[str, Any] = {}
+    sampled = {(t["labels"]["case"], t["labels"]["arm"], int(t["labels"]["k"])): t.get("run_id") for t in spec_trials}
     for arm in spec.arms:
         arm_rows = []
         arm_grades: list[Record] = []
         for case in spec.cases:
             graded = cells.get((case.id, arm.name), [])
             arm_grades.extend(graded)
-            arm_rows.append(_row(spec, case.id, arm.name, graded, required=case.required))
+            arm_rows.append(_row(spec, case.id, arm.name, graded, required=case.required, sampled=sampled))
         arm_trials = [t for t in spec_trials if t["labels"]["arm"] == arm.name]
         arms[arm.name] = _arm_block(arm.skill, arm_rows, unique(arm_trials), unique(arm_grades))
         rows.extend(arm_rows)

@@ -1,0 +1,259 @@
+"""Which cells a run works on: `-k EXPR`, `--tag T`, `--failed`, and whether `--resample` draws fresh samples.
+
+The front end calls `set_command_line` with what it parsed; plain `doit` (no front end) reads the same
+settings from SKILLMAKE_K, SKILLMAKE_TAGS (comma-separated), SKILLMAKE_FAILED=1 and SKILLMAKE_RESAMPLE=1.
+`-k` is pytest's keyword expression: case-insensitive substrings of a cell's name `spec/case/arm/k` and of
+its tags, joined by `and`, `or`, `not` and parentheses. It is parsed here, never evaluated as Python.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import UsageError
+from ..project import Project
+from ..workspace import trial_dir
+from .plan import Item, SpecPlan
+
+
+class ExpressionError(UsageError):
+    """A `-k` expression that does not parse: a usage error (exit 3), with the column where it went wrong."""
+
+    def __init__(self, text: str, column: int, expected: str, got: str) -> None:
+        self.text, self.column = text, column
+        pointer = " " * (column - 1) + "^"
+        super().__init__(f"-k {text!r}: at column {column}: expected {expected}; got {got}\n      {text}\n      "
+                         f"{pointer}",
+                         hint="-k takes names joined by and, or, not and parentheses, e.g. "
+                              "-k 'summarize and not baseline'")
+
+
+# --- the expression -----------------------------------------------------------------------------------------
+
+Match = Callable[[str], bool]  # does this (lower-case) word occur in the cell's name or tags?
+_TOKEN = re.compile(r"\s*(?:(?P<paren>[()])|(?P<word>[^\s()]+))")
+_KEYWORDS = frozenset({"and", "or", "not"})
+
+
+@dataclass(frozen=True, slots=True)
+class Expr:
+    """A parsed `-k` expression: a tree of ("word", w) | ("not", e) | ("and", a, b) | ("or", a, b)."""
+
+    text: str
+    tree: tuple[Any, ...]
+
+    def matches(self, name: str, tags: Iterable[str] = ()) -> bool:
+        haystack = [name.lower(), *(t.lower() for t in tags)]
+        return _eval(self.tree, lambda word: any(word in h for h in haystack))
+
+
+def _eval(node: tuple[Any, ...], match: Match) -> bool:
+    op = node[0]
+    if op == "word":
+        return match(node[1])
+    if op == "not":
+        return not _eval(node[1], match)
+    if op == "and":
+        return _eval(node[1], match) and _eval(node[2], match)
+    return _eval(node[1], match) or _eval(node[2], match)
+
+
+def parse(text: str) -> Expr:
+    """Parse a `-k` expression; ExpressionError (with the 1-based column) when it is not one."""
+    tokens: list[tuple[str, str, int]] = []  # (kind, value, column)
+    pos = 0
+    while True:
+        m = _TOKEN.match(text, pos)
+        if m is None:
+            break
+        if m.group("paren"):
+            tokens.append((m.group("paren"), m.group("paren"), m.start("paren") + 1))
+        else:
+            word = m.group("word")
+            kind = word if word in _KEYWORDS else "word"
+            tokens.append((kind, word.lower(), m.start("word") + 1))
+        pos = m.end()
+    parser = _Parser(text, tokens)
+    tree = parser.expression()
+    if parser.i < len(tokens):
+        kind, value, column = tokens[parser.i]
+        raise ExpressionError(text, column, "'and', 'or' or the end", repr(value))
+    return Expr(text=text, tree=tree)
+
+
+class _Parser:
+    """Recursive descent: or_expr := and_expr ('or' and_expr)*; and_expr := not_expr ('and' not_expr)*;
+    not_expr := 'not' not_expr | '(' or_expr ')' | word."""
+
+    def __init__(self, text: str, tokens: list[tuple[str, str, int]]) -> None:
+        self.text, self.tokens, self.i = text, tokens, 0
+
+    def _peek(self) -> str | None:
+        return self.tokens[self.i][0] if self.i < len(self.tokens) else None
+
+    def _fail(self, expected: str) -> ExpressionError:
+        if self.i < len(self.tokens):
+            return ExpressionError(self.text, self.tokens[self.i][2], expected, repr(self.tokens[self.i][1]))
+        return ExpressionError(self.text, len(self.text) + 1, expected, "the end of the expression")
+
+    def expression(self) -> tuple[Any, ...]:
+        node = self._and()
+        while self._peek() == "or":
+            self.i += 1
+            node = ("or", node, self._and())
+        return node
+
+    def _and(self) -> tuple[Any, ...]:
+        node = self._not()
+        while self._peek() == "and":
+            self.i += 1
+            node = ("and", node, self._not())
+        return node
+
+    def _not(self) -> tuple[Any, ...]:
+        kind = self._peek()
+        if kind == "not":
+            self.i += 1
+            return ("not", self._not())
+        if kind == "(":
+            self.i += 1
+            node = self.expression()
+            if self._peek() != ")":
+                raise self._fail("')'")
+            self.i += 1
+            return node
+        if kind == "word":
+            node = ("word", self.tokens[self.i][1])
+            self.i += 1
+            return node
+        raise self._fail("a name, 'not' or '('")
+
+
+# --- the selection --------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Selection:
+    """What the command line asked for. Filters combine with `and`; `resample` alone selects every cell."""
+
+    expr: Expr | None = None
+    tags: tuple[str, ...] = ()
+    failed: bool = False
+    resample: bool = False
+
+    @property
+    def filters(self) -> bool:
+        return self.expr is not None or bool(self.tags) or self.failed
+
+    @property
+    def active(self) -> bool:
+        return self.filters or self.resample
+
+    def describe(self) -> str:
+        bits = [f"-k {self.expr.text!r}"] if self.expr else []
+        bits += [f"--tag {t}" for t in self.tags]
+        bits += ["--failed"] if self.failed else []
+        return " ".join(bits)
+
+
+_command_line: dict[str, Any] | None = None
+
+
+def set_command_line(*, k: str | None, tags: Sequence[str], failed: bool, resample: bool) -> None:
+    """Called by the front end with what it parsed; ExpressionError when `k` does not parse (exit 3).
+
+    What the command line leaves unset (no -k, no --tag, no flag) falls back to the environment."""
+    global _command_line
+    if k and k.strip():
+        parse(k)  # a bad expression is refused here, before anything loads
+    _command_line = {"k": k, "tags": tuple(t for t in tags if t), "failed": failed, "resample": resample}
+
+
+def reset() -> None:
+    """Forget what set_command_line set (tests; a long-lived process running several commands)."""
+    global _command_line
+    _command_line = None
+
+
+def current() -> Selection:
+    """The front end's selection, each setting it leaves unset taken from the environment (so plain `doit`
+    can select too)."""
+    cli = _command_line or {}
+    env = os.environ
+    k = cli.get("k") or env.get("SKILLMAKE_K", "")
+    tags = cli.get("tags") or tuple(t.strip() for t in env.get("SKILLMAKE_TAGS", "").split(",") if t.strip())
+    return Selection(expr=parse(k) if k.strip() else None, tags=tuple(tags),
+                     failed=bool(cli.get("failed")) or _flag(env.get("SKILLMAKE_FAILED")),
+                     resample=bool(cli.get("resample")) or _flag(env.get("SKILLMAKE_RESAMPLE")))
+
+
+def _flag(value: str | None) -> bool:
+    return (value or "").strip().lower() not in ("", "0", "false", "no", "off")
+
+
+def cell_tags(item: Item) -> tuple[str, ...]:
+    """A case's tags and its spec's: a tag on the spec applies to every case in it."""
+    return (*item.case.tags, *item.spec.tags)
+
+
+def matches(selection: Selection, item: Item) -> bool:
+    """Whether the cell passes the `-k` and `--tag` filters (`--failed` needs the last reports: see choose)."""
+    tags = cell_tags(item)
+    if selection.tags and not set(selection.tags) & set(tags):
+        return False
+    return selection.expr is None or selection.expr.matches(item.name, tags)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Chosen:
+    """The cells a run works on (None: all of them) and what was said about them."""
+
+    names: frozenset[str] | None
+    resample: bool
+    stored_failures: int = 0  # --failed cells whose failing result is stored and would be reused
+
+    def has(self, item: Item) -> bool:
+        return self.names is None or item.name in self.names
+
+    def touches(self, plan: SpecPlan) -> bool:
+        return self.names is None or any(i.name in self.names for i in plan.items)
+
+
+def choose(project: Project, plans: Sequence[SpecPlan], selection: Selection) -> Chosen:
+    if not selection.filters:
+        return Chosen(names=None, resample=selection.resample)
+    names: set[str] = set()
+    stored = 0
+    for plan in plans:
+        failing = failed_cells(project, plan) if selection.failed else None
+        for item in plan.items:
+            if not matches(selection, item) or (failing is not None and item.name not in failing):
+                continue
+            names.add(item.name)
+            if failing is not None and item.trial_cached and item.grade_cached:
+                stored += 1
+    return Chosen(names=frozenset(names), resample=selection.resample, stored_failures=stored)
+
+
+def failed_cells(project: Project, plan: SpecPlan) -> set[str]:
+    """Cells whose outcome in the spec's last report was not `pass`: fail, error, timeout, judge_error, cheat,
+    or no grade at all (a cell the report does not have yet counts: it has no passing result)."""
+    from ..results import read_report
+
+    report = read_report(project.reports_dir / plan.spec.name / "report.json")
+    rows = {(r["case"], r["arm"]): r for r in report["rows"]} if report else {}
+    out: set[str] = set()
+    for item in plan.items:
+        row = rows.get((item.case.id, item.arm.name))
+        if row is None or item.k >= row["expected"] or any(f["k"] == item.k for f in row["failures"]):
+            out.add(item.name)
+        elif len(row["grade_keys"]) < row["expected"]:
+            # The row does not say which trial lacks a grade; the cell's view (checked out with the report) does.
+            view = trial_dir(project.runs_dir, item.spec, item.case, item.arm.name, item.k)
+            grade = view.read("grade.json")
+            if grade is None or grade.get("key") not in row["grade_keys"] or grade.get("outcome") != "pass":
+                out.add(item.name)
+    return out
