@@ -114,6 +114,7 @@ def test_doit_exit_codes_map_onto_the_one_table() -> None:
 def test_project_jobs_are_doits_default_in_threads(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("SKILLMAKE_JOBS", raising=False)
     monkeypatch.delenv("SKILLMAKE_ROOT", raising=False)
+    (tmp_path / "a.eval.yaml").write_text("{}\n")  # a project with a spec: doit_config refuses one without
     assert "num_process" not in doit_config(str(tmp_path))
     (tmp_path / "skillmake.toml").write_text("jobs = 3\n")
     config = doit_config(str(tmp_path))
