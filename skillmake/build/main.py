@@ -11,6 +11,7 @@ from doit.doit_cmd import DoitMain
 
 from .. import console
 from ..errors import EXIT_FAILED, EXIT_INTERNAL, EXIT_INVALID, EXIT_NO_SPECS
+from .config import scan_entry_points_once
 
 
 class _Main(DoitMain):
@@ -34,6 +35,9 @@ def doit_version() -> str:
     from doit.version import VERSION
 
     return ".".join(str(part) for part in VERSION)
+
+
+scan_entry_points_once()  # before the first DoitMain: it and the option table below look plugins up
 
 
 def doit_options() -> dict[str, list[tuple[str, str, bool, str]]]:

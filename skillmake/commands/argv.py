@@ -8,7 +8,6 @@ make and pytest allow; doit needs them first, so they are moved there.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -279,6 +278,8 @@ def _prefix(name: str, longs: Mapping[str, Opt], command: str) -> Opt | None:
 def _unknown(option: str, table: Sequence[Opt], command: str) -> UsageError:
     known = [f"--{o.long}" for o in table if o.long] + [f"-{o.short}" for o in table if o.short]
     known += [f"--{o.long}" for o in GLOBAL]
+    import difflib  # only for a mistyped option
+
     close = difflib.get_close_matches(option, known, n=1, cutoff=0.75)
     where = "" if command == "run" else f" for `skillmake {command}`"
     message = f"unknown option {option}{where}"
