@@ -8,6 +8,8 @@ import os
 import re
 from dataclasses import dataclass, field
 
+from .adapters import supported
+from .adapters.detect import foreign_format, seed_file, seed_spec_name
 from .config import Config, load_config
 from .errors import SkillmakeError
 from .spec import SPEC_SUFFIXES, spec_name_of
@@ -30,6 +32,11 @@ class Head:
     foreign: str | None = None  # the other tool whose format this is ("caliper", "eva"), None for a skillmake spec
 
     @property
+    def skipped(self) -> bool:
+        """In another tool's format that skillmake cannot read yet (skillmake.adapters)."""
+        return self.foreign is not None and not supported(self.foreign)
+
+    @property
     def named(self) -> bool:
         return "name" in self.keys
 
@@ -43,21 +50,10 @@ def read_head(path: str) -> Head:
     except (OSError, UnicodeDecodeError):
         return Head(path=path, name=spec_name_of(path))
     keys, name, at = (_json_head(text) if path.endswith(".json") else _yaml_head(text))
-    return Head(path=path, keys=keys, name=name or spec_name_of(path), name_at=at if name else (1, 1),
-                foreign=foreign_format(keys))
-
-
-def foreign_format(keys: frozenset[str]) -> str | None:
-    """Which other tool's eval format a file with these top-level keys is in (docs/formats.md), if any."""
-    if keys & {"skill", "agent"}:
-        if "tasks" in keys and not keys & {"cases", "agent"}:
-            return "caliper"  # caliper's .eval.yaml: skill {path, backend}, judge {backend}, tasks — no cases
-        return None
-    if "cases" in keys and keys & {"defaults", "triggering"}:
-        return "eva"  # eva's eval.yml: defaults + cases with name/assert/inputs, and no skill or agent
-    if "tasks" in keys and "cases" not in keys:
-        return "caliper"
-    return None
+    fmt = foreign_format(keys, path)
+    if fmt is not None:  # a seed's `name:` (if any) means something else there: adapters name it (detect.py)
+        return Head(path=path, keys=keys, name=seed_spec_name(fmt, path) or spec_name_of(path), foreign=fmt)
+    return Head(path=path, keys=keys, name=name or spec_name_of(path), name_at=at if name else (1, 1))
 
 
 def _yaml_head(text: str) -> tuple[frozenset[str], str, tuple[int, int]]:
@@ -160,7 +156,7 @@ def scan(root: str, config: Config | None = None) -> Discovery:
         matches = glob.glob(os.path.join(root, entry), recursive=True) if glob.has_magic(entry) else [
             os.path.join(root, entry)]
         for match in sorted(matches):
-            if os.path.isfile(match) and match.endswith(SPEC_SUFFIXES):
+            if os.path.isfile(match) and (match.endswith(SPEC_SUFFIXES) or seed_file(match)):
                 if not _excluded(os.path.relpath(match, root), config.exclude):
                     paths.add(os.path.normpath(match))
             elif os.path.isdir(match):
@@ -168,7 +164,7 @@ def scan(root: str, config: Config | None = None) -> Discovery:
     for path in sorted(paths):
         head = read_head(path)
         found.heads[path] = head
-        if head.foreign:
+        if head.skipped:
             found.skipped.append(head)
         else:
             found.files.append(path)
@@ -184,7 +180,8 @@ def _walk(top: str, root: str, exclude: tuple[str, ...], skip_real: set[str]) ->
                          and not _excluded(os.path.normpath(os.path.join(rel, d)), exclude)
                          and os.path.realpath(os.path.join(folder, d)) not in skip_real)
         out.extend(os.path.normpath(os.path.join(folder, f)) for f in files
-                   if f.endswith(SPEC_SUFFIXES) and not _excluded(os.path.normpath(os.path.join(rel, f)), exclude))
+                   if (f.endswith(SPEC_SUFFIXES) or seed_file(os.path.join(folder, f)))
+                   and not _excluded(os.path.normpath(os.path.join(rel, f)), exclude))
     return out
 
 

@@ -7,6 +7,7 @@ import dataclasses
 import os
 from typing import Any
 
+from .adapters.detect import foreign_format
 from .errors import Location, SpecError, SpecErrors
 from .model import (
     WITH_SKILL,
@@ -50,6 +51,9 @@ def load_spec(path: str, *, root: str | None = None, schema_valid: set[str] | No
     """
     shown = os.path.relpath(path, root) if root else path
     src = read_source_collecting(path, shown)
+    fmt = foreign_format(frozenset(src.data), path)
+    if fmt is not None:
+        return _load_seed(fmt, src, path, shown, root=root)
     named = _file_name_errors(src, path)
     digest = _file_digest(path) if schema_valid is not None else None
     errors: list[SpecError] = []
@@ -66,6 +70,33 @@ def load_spec(path: str, *, root: str | None = None, schema_valid: set[str] | No
     if errors:
         raise SpecErrors(errors)
     return _build(src.data, rules)
+
+
+def _load_seed(fmt: str, src: Source, path: str, shown: str, *, root: str | None) -> Spec:
+    """A file in another tool's format: its own schema first (errors under its own field names), then its
+    translation through the native schema and rules, every error located in the seed file at the seed's pointer."""
+    from . import adapters
+
+    if not adapters.supported(fmt):
+        raise SpecErrors([SpecError(f"this is a {fmt} spec; reading {fmt} specs is not supported yet",
+                                    loc=src.locate(""), hint="see docs/formats.md for its native translation")])
+    reader = adapters.adapter(fmt)
+    seed_errors = spec_errors(src, reader.schema)
+    if seed_errors:
+        raise SpecErrors(seed_errors)
+    project_root = os.path.abspath(root) if root else os.path.dirname(os.path.abspath(path))
+    translation = reader.translate(src, path=os.path.abspath(path), root=project_root)
+    native = adapters.TranslatedSource(path=shown, data=translation.data, seed=src, translation=translation)
+    errors = spec_errors(native)
+    rules = Rules(native, os.path.abspath(path), shown, root=project_root,
+                  bad=[e.loc.pointer for e in errors if e.loc])
+    rules.run()
+    errors += rules.errors
+    if errors:
+        # Shown under the seed's own names: the pointer a seed user can find in their file.
+        raise SpecErrors([SpecError(e.message, hint=e.hint, loc=dataclasses.replace(
+            e.loc, pointer=translation.seed_pointer(e.loc.pointer))) if e.loc else e for e in errors])
+    return _build(native.data, rules)
 
 
 def _file_name_errors(src: Source, path: str) -> list[SpecError]:

@@ -60,7 +60,7 @@ def validate_files(paths: list[str] | None, *, root: str, schema_valid: set[str]
     for path in files:
         head = found.heads[path] if found else read_head(path)
         result.heads[path] = head
-        if head.foreign:
+        if head.skipped:
             result.errors.append(_foreign_error(head, root))
             continue
         try:
@@ -84,7 +84,7 @@ def _other_heads(root: str, config: Config, files: list[str]) -> dict[str, Head]
     """The heads of the project's specs not among `files` (to check names against)."""
     given = {os.path.realpath(f) for f in files}
     found = scan(root, config)
-    return {p: h for p, h in found.heads.items() if not h.foreign and os.path.realpath(p) not in given}
+    return {p: h for p, h in found.heads.items() if not h.skipped and os.path.realpath(p) not in given}
 
 
 def _unique_names(result: Validation, others: dict[str, Head], root: str) -> tuple[list[Spec], list[SpecError]]:
@@ -93,7 +93,7 @@ def _unique_names(result: Validation, others: dict[str, Head], root: str) -> tup
     names: dict[str, list[str]] = {}
     loaded = {spec.path: spec for spec in result.specs}
     for path, head in result.heads.items():
-        if head.foreign:
+        if head.skipped:
             continue
         spec = loaded.get(os.path.abspath(path))
         names.setdefault(spec.name if spec else head.name, []).append(path)
