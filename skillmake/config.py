@@ -99,7 +99,7 @@ class Config:
     jobs: int | None = None
     trials: int | None = None
     timeout: float | None = None
-    agent: dict[str, Any] = field(default_factory=dict)  # model, max_turns, max_tokens, budget_usd
+    agent: dict[str, Any] = field(default_factory=dict)  # the agent of specs naming none; defaults for the rest
     judge: dict[str, Any] = field(default_factory=dict)  # provider, model
 
     @property

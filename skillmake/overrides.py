@@ -169,7 +169,8 @@ def apply(spec: Spec, settings: Mapping[str, Setting], config: Config) -> Spec:
     spec's agent leaves them unset. Arms that take the spec's own agent model (not a variant's) follow `model`."""
     base_model = spec.agent.model
     model = settings["model"].value
-    defaults = {k: v for k, v in config.agent.items() if k != "model"}
+    # The rest of the table (kind, command, env, …) is the agent of specs that name none (spec.load_spec).
+    defaults = {k: v for k, v in config.agent.items() if k in ("max_turns", "max_tokens", "budget_usd")}
 
     def agent_of(agent: Any) -> Any:
         changes = {k: v for k, v in defaults.items() if getattr(agent, k) is None}

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+from collections.abc import Mapping
 from typing import Any
 
 from .adapters.detect import foreign_format
@@ -39,7 +40,8 @@ def spec_name_of(path: str) -> str:
     return base.rsplit(".", 1)[0]
 
 
-def load_spec(path: str, *, root: str | None = None, schema_valid: set[str] | None = None) -> Spec:
+def load_spec(path: str, *, root: str | None = None, schema_valid: set[str] | None = None,
+              default_agent: Mapping[str, Any] | None = None) -> Spec:
     """Load and fully check one spec; raise SpecErrors listing every problem found, in one run.
 
     The schema and the rules it cannot express (rules.py) both run, the rules over every part of the spec
@@ -53,7 +55,9 @@ def load_spec(path: str, *, root: str | None = None, schema_valid: set[str] | No
     src = read_source_collecting(path, shown)
     fmt = foreign_format(frozenset(src.data), path)
     if fmt is not None:
-        return _load_seed(fmt, src, path, shown, root=root)
+        return _load_seed(fmt, src, path, shown, root=root, default_agent=default_agent)
+    if _lend_agent(src.data, default_agent):
+        schema_valid = None  # the text alone no longer decides what the schema sees
     named = _file_name_errors(src, path)
     digest = _file_digest(path) if schema_valid is not None else None
     errors: list[SpecError] = []
@@ -72,7 +76,17 @@ def load_spec(path: str, *, root: str | None = None, schema_valid: set[str] | No
     return _build(src.data, rules)
 
 
-def _load_seed(fmt: str, src: Source, path: str, shown: str, *, root: str | None) -> Spec:
+def _lend_agent(data: dict[str, Any], default_agent: Mapping[str, Any] | None) -> bool:
+    """A spec that names no agent runs on the project's (`[tool.skillmake] agent`, when it names a kind): the
+    agent becomes part of the spec as if written there, so its trials share keys with a spec that writes it."""
+    if "agent" in data or not default_agent or "kind" not in default_agent:
+        return False
+    data["agent"] = dict(default_agent)
+    return True
+
+
+def _load_seed(fmt: str, src: Source, path: str, shown: str, *, root: str | None,
+               default_agent: Mapping[str, Any] | None = None) -> Spec:
     """A file in another tool's format: its own schema first (errors under its own field names), then its
     translation through the native schema and rules, every error located in the seed file at the seed's pointer."""
     from . import adapters
@@ -86,6 +100,7 @@ def _load_seed(fmt: str, src: Source, path: str, shown: str, *, root: str | None
         raise SpecErrors(seed_errors)
     project_root = os.path.abspath(root) if root else os.path.dirname(os.path.abspath(path))
     translation = reader.translate(src, path=os.path.abspath(path), root=project_root)
+    _lend_agent(translation.data, default_agent)
     native = adapters.TranslatedSource(path=shown, data=translation.data, seed=src, translation=translation)
     errors = spec_errors(native)
     rules = Rules(native, os.path.abspath(path), shown, root=project_root,

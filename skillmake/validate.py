@@ -64,7 +64,7 @@ def validate_files(paths: list[str] | None, *, root: str, schema_valid: set[str]
             result.errors.append(_foreign_error(head, root))
             continue
         try:
-            result.specs.append(load_spec(path, root=root, schema_valid=schema_valid))
+            result.specs.append(load_spec(path, root=root, schema_valid=schema_valid, default_agent=config.agent))
         except SpecErrors as exc:
             result.errors.extend(exc.errors)
     others = {} if found else _other_heads(root, config, files)
