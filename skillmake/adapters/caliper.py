@@ -1,0 +1,100 @@
+"""caliper's `.eval.yaml` (caliper 0.1: skill/judge backends, sandbox, tasks with expect/assert) as a native spec."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..errors import SpecError, SpecErrors
+from ..source import Source
+from . import Translation
+
+# caliper's backend names (and the aliases its loader normalises) → skillmake's agent kinds and judge providers.
+AGENT_KINDS = {"claude-code": "claude-code", "claude": "claude-code", "codex": "codex",
+               "claude-api": "anthropic", "anthropic": "anthropic", "openai-api": "openai", "openai": "openai"}
+JUDGE_PROVIDERS = AGENT_KINDS  # the same four backends judge; the native judge names are the agent kinds
+DEFAULT_BACKEND = "claude-code"  # caliper's default for both skill.backend and judge.backend
+
+
+NOTES = (
+    "caliper run's --k 3 and --timeout 120 defaults are run options: skillmake's trials/timeout settings apply",
+    "caliper's pass@k (1 - (1 - c/k)^k) is not reported; skillmake reports the unbiased estimator",
+    "assert: runs in the trial's workspace after cleanup (caliper: in the spec's folder, before cleanup)",
+)
+
+
+def task_id(index: int) -> str:
+    """caliper's automatic id of the task at position `index` (0-based): task-001, task-002, …"""
+    return f"task-{index + 1:03d}"
+
+
+def assert_check(text: str) -> dict[str, Any]:
+    """A task's `assert` as a python check: caliper reads one line ending in .py as a script path (relative to
+    the spec), anything else as inline code."""
+    stripped = text.strip()
+    if "\n" not in stripped and stripped.endswith(".py"):
+        return {"type": "python", "script": stripped}
+    return {"type": "python", "code": text}
+
+
+class CaliperAdapter:
+    format = "caliper"
+    schema = "caliper.schema.json"
+
+    def translate(self, src: Source, *, path: str, root: str) -> Translation:
+        seed: dict[str, Any] = src.data
+        skill = seed.get("skill") or {}
+        if "path" not in skill:
+            # The native model always names a skill (Spec.skill); caliper's bare-agent run has no twin yet.
+            raise SpecErrors([SpecError(
+                "this caliper spec has no skill.path (caliper runs the bare agent); skillmake needs a skill to test",
+                loc=src.locate("/skill", key=True),
+                hint="add skill.path: the SKILL.md under test (a run with no skill has no skillmake equivalent "
+                     "yet; a native spec's `baseline: true` runs every case without the skill beside it)")])
+        # No trials or timeout: caliper's --k and --timeout are run options, as skillmake's --trials and --timeout
+        # (and the project config's trials/timeout) are.
+        data: dict[str, Any] = {"skill": skill["path"]}
+        origin: dict[str, str] = {"/skill": "/skill/path", "/agent": "/skill"}
+        agent: dict[str, Any] = {"kind": AGENT_KINDS[skill.get("backend", DEFAULT_BACKEND)]}
+        origin["/agent/kind"] = "/skill/backend" if "backend" in skill else "/skill"
+        if "model" in skill:
+            agent["model"] = skill["model"]
+            origin["/agent/model"] = "/skill/model"
+        data["agent"] = agent
+        judge_seed = seed.get("judge") or {}
+        judge: dict[str, Any] = {"provider": JUDGE_PROVIDERS[judge_seed.get("backend", DEFAULT_BACKEND)]}
+        origin["/judge"] = "/judge" if "judge" in seed else ""
+        origin["/judge/provider"] = "/judge/backend" if "backend" in judge_seed else origin["/judge"]
+        if "model" in judge_seed:
+            judge["model"] = judge_seed["model"]
+            origin["/judge/model"] = "/judge/model"
+        data["judge"] = judge
+        if "sandbox" in seed:
+            data["sandbox"] = dict(seed["sandbox"])  # the same two keys, with the same meaning
+            origin["/sandbox"] = "/sandbox"
+        data["cases"] = [self._case(task, i, origin) for i, task in enumerate(seed["tasks"])]
+        origin["/cases"] = "/tasks"
+        notes = NOTES
+        return Translation(data=data, origin=origin, notes=notes)
+
+    @staticmethod
+    def _case(task: dict[str, Any], i: int, origin: dict[str, str]) -> dict[str, Any]:
+        native, seed = f"/cases/{i}", f"/tasks/{i}"
+        case: dict[str, Any] = {"id": task_id(i), "description": task["name"], "prompt": task["prompt"]}
+        origin.update({native: seed, f"{native}/id": seed, f"{native}/description": f"{seed}/name"})
+        for key in ("setup", "cleanup"):
+            if key in task:
+                case[key] = task[key]
+        if "expect" in task:
+            case["expectations"] = [task["expect"]]
+            origin[f"{native}/expectations"] = f"{seed}/expect"
+            origin[f"{native}/expectations/0"] = f"{seed}/expect"
+        if "assert" in task:
+            check = assert_check(task["assert"])
+            case["checks"] = [check]
+            origin[f"{native}/checks"] = f"{seed}/assert"
+            for key in ("", "/type", "/code", "/script"):
+                origin[f"{native}/checks/0{key}"] = f"{seed}/assert"
+        return case
+
+
+ADAPTER = CaliperAdapter()

@@ -1,0 +1,177 @@
+"""clauditor's `<skill>.eval.json`, read unchanged: one case (the skill run with `test_args`) plus spec-wide
+settings, translated into a native spec. The skill is implied by placement (`<name>.md` beside the file, or the
+SKILL.md folder it is in); the agent by clauditor's harness precedence (CLAUDITOR_HARNESS > `harness` > auto)."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from collections.abc import Mapping
+from typing import Any
+
+from ..errors import SpecError, SpecErrors
+from ..source import Source
+from . import Translation
+from .detect import seed_spec_name
+
+SUFFIX = ".eval.json"
+# clauditor's defaults where its reference states one and skillmake's differs.
+_FIELD_REQUIRED = True  # a section field is required unless it says otherwise (skillmake's default is false)
+# The environment variables clauditor reads between its command-line flags and the spec.
+HARNESS_ENV, TRANSPORT_ENV, PROVIDER_ENV = "CLAUDITOR_HARNESS", "CLAUDITOR_TRANSPORT", "CLAUDITOR_GRADING_PROVIDER"
+_OPENAI_MODEL = re.compile(r"^(gpt-|o[0-9])")
+
+
+def claude_found(environ: Mapping[str, str]) -> bool:
+    """Whether `claude` is there for `auto` to choose: SKILLMAKE_CLAUDE (the path the claude-code agent uses)
+    or PATH, as clauditor's `shutil.which("claude")`."""
+    explicit = environ.get("SKILLMAKE_CLAUDE")
+    if explicit:
+        return bool(shutil.which(explicit) if os.sep not in explicit else os.access(explicit, os.X_OK))
+    return shutil.which("claude", path=environ.get("PATH")) is not None
+
+
+def harness(data: Mapping[str, Any], environ: Mapping[str, str]) -> tuple[str, str]:
+    """The agent kind a clauditor spec runs on, and why: CLAUDITOR_HARNESS, then `harness`, then auto
+    (claude-code when claude is found, else codex)."""
+    value, source = environ.get(HARNESS_ENV, "").strip(), f"${HARNESS_ENV}"
+    if value not in ("claude-code", "codex", "auto"):
+        value, source = data.get("harness", "auto"), "harness"
+    if value == "auto":
+        found = claude_found(environ)
+        return ("claude-code" if found else "codex"), f"{source} auto: claude {'found' if found else 'not found'}"
+    return value, source
+
+
+def judge_provider(data: Mapping[str, Any], environ: Mapping[str, str]) -> tuple[str, str]:
+    """The judge provider: grading_provider (CLAUDITOR_GRADING_PROVIDER first; auto infers it from the model,
+    falling back to anthropic), then for anthropic the transport (CLAUDITOR_TRANSPORT first): api → the SDK,
+    cli → the claude binary, auto → cli when claude is found."""
+    provider = environ.get(PROVIDER_ENV, "").strip()
+    if provider not in ("anthropic", "openai", "auto"):
+        provider = data.get("grading_provider") or "auto"
+    if provider == "auto":
+        model = data.get("grading_model") or ""
+        provider = "openai" if _OPENAI_MODEL.match(model) else "anthropic"
+    if provider == "openai":
+        return "openai", "/grading_provider"
+    transport = environ.get(TRANSPORT_ENV, "").strip()
+    if transport not in ("api", "cli", "auto"):
+        transport = data.get("transport", "auto")
+    if transport == "auto":
+        transport = "cli" if claude_found(environ) else "api"
+    return ("claude-code" if transport == "cli" else "anthropic"), "/transport"
+
+
+def skill_of(path: str, root: str) -> str | None:
+    """Where the skill of the clauditor spec `path` is, relative to the spec's folder: `<stem>.md` beside it
+    (clauditor's `X.md` → `X.eval.json`), else the nearest folder holding SKILL.md from the spec's folder up to
+    `root` (`SKILL.eval.json` beside SKILL.md, or an `assets/` folder inside the skill)."""
+    folder = os.path.dirname(path)
+    stem = os.path.basename(path)[: -len(SUFFIX)] if path.endswith(SUFFIX) else ""
+    if stem and stem != "SKILL" and os.path.isfile(os.path.join(folder, f"{stem}.md")):
+        return f"{stem}.md"
+    probe, top = folder, os.path.abspath(root)
+    while True:
+        if os.path.isfile(os.path.join(probe, "SKILL.md")):
+            return os.path.relpath(probe, folder)
+        if probe == top or os.path.dirname(probe) == probe or not probe.startswith(top + os.sep):
+            return None
+        probe = os.path.dirname(probe)
+
+
+class ClauditorAdapter:
+    format = "clauditor"
+    schema = "clauditor.schema.json"
+
+    def translate(self, src: Source, *, path: str, root: str,
+                  environ: Mapping[str, str] | None = None) -> Translation:
+        data: dict[str, Any] = {k: v for k, v in src.data.items() if v is not None}
+        env = os.environ if environ is None else environ
+        errors: list[SpecError] = []
+        skill = skill_of(path, root)
+        stem = os.path.basename(path)[: -len(SUFFIX)] if path.endswith(SUFFIX) else os.path.basename(path)
+        if skill is None:
+            errors.append(SpecError(
+                f"no skill for this clauditor spec: no {stem}.md beside it and no SKILL.md in its folder or above",
+                loc=src.locate(""), hint=f"put the spec beside the command it tests (.claude/commands/{stem}.md), "
+                                         f"or inside the skill's SKILL.md folder as SKILL.eval.json"))
+        if not (data.get("assertions") or data.get("sections") or data.get("grading_criteria")):
+            errors.append(SpecError("this clauditor spec has nothing to grade", loc=src.locate(""),
+                                    hint="add 'assertions', 'sections' or 'grading_criteria'"))
+        if errors:
+            raise SpecErrors(errors)
+
+        notes: list[str] = []
+        origin: dict[str, str] = {"/cases": "", "/cases/0": ""}
+        native: dict[str, Any] = {"skill": skill}
+        name = seed_spec_name(self.format, path)  # discovery names the spec the same way
+        if name is not None:
+            native["name"] = name
+        for key in ("description", "timeout", "system_prompt"):
+            if key in data:
+                native[key] = data[key]
+                origin[f"/{key}"] = f"/{key}"
+
+        kind, why = harness(data, env)
+        agent: dict[str, Any] = {"kind": kind}
+        origin["/agent"] = "/harness" if "harness" in data else ""
+        notes.append(f"harness → agent kind {kind} ({why})")
+        for key in ("sync_tasks", "allow_hang_heuristic"):
+            if key in data:
+                agent[key] = data[key]
+                origin[f"/agent/{key}"] = f"/{key}"
+        native["agent"] = agent
+
+        case: dict[str, Any] = {"id": data.get("skill_name", stem), "args": data.get("test_args", "")}
+        origin["/cases/0/id"] = "/skill_name" if "skill_name" in data else ""
+        origin["/cases/0/args"] = "/test_args" if "test_args" in data else ""
+        for key in ("user_prompt", "input_files", "output_file", "output_files"):
+            if key in data:
+                case[key] = data[key]
+                origin[f"/cases/0/{key}"] = f"/{key}"
+        for seed_key, key in (("assertions", "checks"), ("grading_criteria", "criteria"), ("sections", "sections")):
+            if data.get(seed_key):
+                case[key] = data[seed_key] if key != "sections" else _sections(data[seed_key])
+                origin[f"/cases/0/{key}"] = f"/{seed_key}"
+        native["cases"] = [case]
+
+        if case.get("criteria") or case.get("sections"):
+            provider, at = judge_provider(data, env)
+            judge = {"provider": provider}
+            origin["/judge"] = at if at[1:] in data else ""
+            origin["/judge/provider"] = origin["/judge"]
+            if "grading_model" in data:
+                judge["model"] = data["grading_model"]
+                origin["/judge/model"] = "/grading_model"
+            native["judge"] = judge
+
+        variance = data.get("variance") or {}
+        if "n_runs" in variance:
+            native["trials"] = variance["n_runs"]
+            origin["/trials"] = "/variance/n_runs"
+        thresholds = dict(data.get("grade_thresholds") or {})
+        origin["/thresholds"] = "/grade_thresholds" if "grade_thresholds" in data else "/variance"
+        if "min_stability" in variance:
+            thresholds["min_stability"] = variance["min_stability"]
+            origin["/thresholds/min_stability"] = "/variance/min_stability"
+        if thresholds:
+            native["thresholds"] = thresholds
+        triggers = data.get("trigger_tests")
+        if triggers:
+            native["trigger_tests"] = triggers
+            origin["/trigger_tests"] = "/trigger_tests"
+            notes.append("trigger_tests are kept on the spec; running them is the triggers issue")
+        if "output_file" in data and "output_files" in data:
+            notes.append("output_file and output_files: clauditor reads output_file only; skillmake captures both")
+        return Translation(data=native, origin=origin, notes=tuple(notes))
+
+
+def _sections(sections: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """clauditor's sections with its default written out: a field is required unless it says `required: false`."""
+    return [{**section, "tiers": [{**tier, "fields": [{"required": _FIELD_REQUIRED, **f} for f in tier["fields"]]}
+                                  for tier in section["tiers"]]} for section in sections]
+
+
+ADAPTER = ClauditorAdapter()

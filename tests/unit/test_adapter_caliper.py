@@ -1,0 +1,165 @@
+"""caliper's `.eval.yaml`: its own schema, the translation into the native model, and errors located in the seed."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from jsonschema import Draft7Validator
+
+from skillmake.adapters import adapter, supported
+from skillmake.adapters.caliper import ADAPTER, assert_check, task_id
+from skillmake.adapters.detect import foreign_format
+from skillmake.errors import SpecErrors
+from skillmake.keys import KeyMaker, grade_part
+from skillmake.source import read_source
+from skillmake.spec import load_spec
+
+REPO = Path(__file__).resolve().parents[2]
+SCHEMA = json.loads((REPO / "schemas" / "caliper.schema.json").read_text())
+EXAMPLES = REPO / "tests" / "data" / "schemas" / "caliper"
+GOOD = sorted((EXAMPLES / "good").iterdir())
+BAD = sorted((EXAMPLES / "bad").iterdir())
+SEEDS = REPO / "tests" / "data" / "seeds" / "caliper"
+TWINS = [("quick-start", "my-skill"), ("codex-agent", "my-codex-skill"), ("spec-format", "skill")]
+
+
+def test_the_schema_is_valid_draft_07_and_registered() -> None:
+    assert SCHEMA["$schema"] == "http://json-schema.org/draft-07/schema#"
+    Draft7Validator.check_schema(SCHEMA)
+    assert supported("caliper") and adapter("caliper") is ADAPTER and ADAPTER.schema == "caliper.schema.json"
+
+
+@pytest.mark.parametrize("path", GOOD, ids=[p.name for p in GOOD])
+def test_good_examples_validate(path: Path) -> None:
+    assert [e.message for e in Draft7Validator(SCHEMA).iter_errors(read_source(str(path)).data)] == []
+
+
+@pytest.mark.parametrize("path", BAD, ids=[p.name for p in BAD])
+def test_bad_examples_fail(path: Path) -> None:
+    assert list(Draft7Validator(SCHEMA).iter_errors(read_source(str(path)).data))
+
+
+@pytest.mark.parametrize("path", [*GOOD, *sorted(SEEDS.glob("*/*.eval.yaml"))], ids=lambda p: p.name)
+def test_caliper_files_are_told_apart_by_content(path: Path) -> None:
+    data = read_source(str(path)).data
+    expected = None if path.name.endswith("-native.eval.yaml") else "caliper"
+    assert foreign_format(frozenset(data), str(path)) == expected
+
+
+def test_task_ids_are_caliper_s_automatic_ones() -> None:
+    assert [task_id(i) for i in (0, 1, 9, 99)] == ["task-001", "task-002", "task-010", "task-100"]
+
+
+@pytest.mark.parametrize(("text", "check"), [
+    ("./assertions/check_report.py", {"type": "python", "script": "./assertions/check_report.py"}),
+    ("  check.py \n", {"type": "python", "script": "check.py"}),
+    ("assert True\n", {"type": "python", "code": "assert True\n"}),
+    ("import x.py\nassert True", {"type": "python", "code": "import x.py\nassert True"}),
+])
+def test_assert_is_a_script_path_only_when_one_line_ending_in_py(text: str, check: dict[str, str]) -> None:
+    assert assert_check(text) == check
+
+
+def _translate(tmp_path: Path, text: str) -> dict[str, object]:
+    path = tmp_path / "s.eval.yaml"
+    path.write_text(text)
+    return ADAPTER.translate(read_source(str(path)), path=str(path), root=str(tmp_path)).data
+
+
+def test_every_field_is_translated(tmp_path: Path) -> None:
+    data = _translate(tmp_path, (EXAMPLES / "good" / "every-field.eval.yaml").read_text())
+    assert data == {
+        "skill": "./SKILL.md",
+        "agent": {"kind": "claude-code", "model": "claude-sonnet-4-6"},
+        "judge": {"provider": "openai", "model": "gpt-4o-mini"},
+        "sandbox": {"extra_path": ["./bin"], "forbidden_files": [".*\\.eval\\.yaml$", "./.caliper/.*"]},
+        "cases": [
+            {"id": "task-001", "description": "Writes an output file", "prompt": "Write hello world to /tmp/out.txt",
+             "setup": "touch ready", "cleanup": "rm -f /tmp/out.txt",
+             "expectations": ["A file is written at /tmp/out.txt."],
+             "checks": [{"type": "python", "code": "assert True\n"}]},
+            {"id": "task-002", "description": "Task with external assertion script", "prompt": "Generate a report",
+             "checks": [{"type": "python", "script": "./assertions/check_report.py"}]},
+        ],
+    }
+
+
+@pytest.mark.parametrize(("backend", "kind", "provider"), [
+    ("claude-code", "claude-code", "claude-code"), ("claude", "claude-code", "claude-code"),
+    ("codex", "codex", "codex"), ("claude-api", "anthropic", "anthropic"), ("anthropic", "anthropic", "anthropic"),
+    ("openai-api", "openai", "openai"), ("openai", "openai", "openai"),
+])
+def test_backend_names_and_aliases(tmp_path: Path, backend: str, kind: str, provider: str) -> None:
+    data = _translate(tmp_path, f"skill: {{path: x.md, backend: {backend}}}\njudge: {{backend: {backend}}}\n"
+                                "tasks: [{name: a, prompt: p, assert: assert True}]\n")
+    assert data["agent"] == {"kind": kind} and data["judge"] == {"provider": provider}
+
+
+def test_backends_default_to_claude_code_as_in_caliper(tmp_path: Path) -> None:
+    data = _translate(tmp_path, "skill: {path: x.md}\ntasks: [{name: a, prompt: p, expect: e}]\n")
+    assert data["agent"] == {"kind": "claude-code"} and data["judge"] == {"provider": "claude-code"}
+    assert "trials" not in data and "timeout" not in data  # caliper's --k/--timeout are run options
+
+
+@pytest.mark.parametrize(("seed", "twin"), TWINS)
+def test_a_seed_and_its_native_twin_share_every_key(seed: str, twin: str) -> None:
+    folder = SEEDS / seed
+    a = load_spec(str(folder / f"{twin}.eval.yaml"), root=str(folder))
+    b = load_spec(str(folder / f"{twin}-native.eval.yaml"), root=str(folder))
+    keys = KeyMaker(str(folder))
+    assert [c.id for c in a.cases] == [c.id for c in b.cases]
+    assert (a.skill, a.agent, a.arms, a.judge, a.forbidden_files, a.extra_path) == (
+        b.skill, b.agent, b.arms, b.judge, b.forbidden_files, b.extra_path)
+    for ca, cb in zip(a.cases, b.cases, strict=True):
+        assert grade_part(a, ca).digest == grade_part(b, cb).digest
+        for arm_a, arm_b in zip(a.arms, b.arms, strict=True):
+            for k in range(3):
+                assert keys.trial_key(a, ca, arm_a, k).key == keys.trial_key(b, cb, arm_b, k).key
+
+
+def _errors(tmp_path: Path, text: str) -> list[str]:
+    (tmp_path / "SKILL.md").write_text("---\nname: s\ndescription: d\n---\nbody\n")
+    path = tmp_path / "s.eval.yaml"
+    path.write_text(text)
+    with pytest.raises(SpecErrors) as raised:
+        load_spec(str(path), root=str(tmp_path))
+    return [str(e) for e in raised.value.errors]
+
+
+def test_a_task_needs_expect_or_assert_located_at_the_task(tmp_path: Path) -> None:
+    errors = _errors(tmp_path, "skill: {path: ./SKILL.md}\ntasks:\n  - name: a\n    prompt: p\n")
+    assert len(errors) == 1 and errors[0].startswith("s.eval.yaml:3:5 /tasks/0: needs one of 'expect', 'assert'")
+
+
+def test_native_rule_errors_land_on_the_seed_field(tmp_path: Path) -> None:
+    text = ("skill: {path: ./SKILL.md}\nsandbox:\n  forbidden_files: ['(unclosed']\ntasks:\n"
+            "  - name: a\n    prompt: p\n    assert: ./checks/missing.py\n")
+    errors = _errors(tmp_path, text)
+    assert [e.split(": ", 1)[0] for e in errors] == ["s.eval.yaml:3:21 /sandbox/forbidden_files/0",
+                                                     "s.eval.yaml:7:13 /tasks/0/assert"]
+
+
+@pytest.mark.xfail(strict=True, reason="inline._code_position reads rules.src.positions, which a TranslatedSource "
+                                       "leaves empty: it should use rules.src.locate(pointer) (report to the lead)")
+def test_a_python_syntax_error_in_assert_is_at_its_line_in_the_seed(tmp_path: Path) -> None:
+    text = "skill: {path: ./SKILL.md}\ntasks:\n  - name: a\n    prompt: p\n    assert: |\n      assert (\n"
+    errors = _errors(tmp_path, text)
+    assert errors[0].startswith("s.eval.yaml:6:14 /tasks/0/assert: Python syntax error in code")
+
+
+def test_a_missing_skill_file_is_at_skill_path(tmp_path: Path) -> None:
+    errors = _errors(tmp_path, "skill:\n  path: ./nope/SKILL.md\ntasks: [{name: a, prompt: p, expect: e}]\n")
+    assert errors[0].startswith("s.eval.yaml:2:9 /skill/path: skill './nope/SKILL.md' does not exist")
+
+
+def test_no_skill_path_is_refused_with_a_located_error_until_the_model_allows_it(tmp_path: Path) -> None:
+    errors = _errors(tmp_path, "skill:\n  backend: codex\ntasks: [{name: a, prompt: p, expect: e}]\n")
+    assert len(errors) == 1 and errors[0].startswith("s.eval.yaml:1:1 /skill: this caliper spec has no skill.path")
+
+
+def test_notes_name_what_has_no_native_twin(tmp_path: Path) -> None:
+    path = SEEDS / "quick-start" / "my-skill.eval.yaml"
+    notes = ADAPTER.translate(read_source(str(path)), path=str(path), root=str(path.parent)).notes
+    assert any("pass@k" in n for n in notes) and any("--k" in n for n in notes)
