@@ -101,7 +101,8 @@ def python_problems(rules: Rules, pointer: str, raw: dict[str, Any]) -> list[Spe
 
 def _code_position(rules: Rules, pointer: str, code_line: int, code_col: int) -> tuple[int, int]:
     """Where line `code_line` of a YAML block scalar (`code: |`) is in the file; else the value's start."""
-    line, col = rules.src.positions.get(pointer, (1, 1))
+    at = rules.src.locate(pointer)  # through locate: a translated seed spec places it in the seed file
+    line, col = at.line, at.col
     try:
         with open(rules.path, encoding="utf-8-sig") as f:
             lines = f.read().splitlines()

@@ -126,7 +126,7 @@ class Skill:
 
     name: str
     path: str  # absolute
-    kind: str  # "folder" | "command"
+    kind: str  # "folder" | "command" | "prompt" (a prompt file, e.g. eva's prompt.xml: hashed, not installed)
 
     @property
     def skill_md(self) -> str:

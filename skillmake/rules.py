@@ -27,6 +27,7 @@ from .paths import (
 )
 from .source import Source
 
+PROMPT_SUFFIXES = (".xml",)  # prompt files under test (eva), neither installed nor a system prompt
 _REGEX_KEYS = {"regex": "pattern", "min_count": "pattern", "matches": "pattern", "not_matches": "pattern"}
 # Checks of two types that bound the same measure of the same target from below and from above.
 _BOUND_PAIRS = (("min_length", "max_length", "length", "characters"), ("min_tokens", "max_tokens", "count", "tokens"))
@@ -148,6 +149,8 @@ class Rules:
         if os.path.isfile(path):
             if os.path.basename(path) == "SKILL.md":
                 return self._skill_folder(os.path.dirname(path))
+            if path.endswith(PROMPT_SUFFIXES):  # eva's prompt.xml: its text reaches the agent in the cases' prompts
+                return Skill(name=os.path.splitext(os.path.basename(path))[0], path=path, kind="prompt")
             if not path.endswith(".md"):
                 self.error("/skill", f"{rel!r} is not a .md file",
                            "point 'skill' at a SKILL.md folder or a command .md")

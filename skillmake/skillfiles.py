@@ -9,7 +9,7 @@ from typing import Any
 from .canonical import digest_file
 from .errors import SkillmakeError
 from .model import Skill, Spec
-from .paths import LINK_HINT, SKILL_SKIP, link_problem
+from .paths import LINK_HINT, link_problem, not_skill
 
 _memo: dict[tuple[str, int, int, int], str] = {}
 _memo_lock = threading.Lock()
@@ -29,14 +29,14 @@ def file_digest(path: str) -> str:
 
 def manifest(skill: Skill) -> dict[str, Any]:
     """Every file of the skill (relative path → content digest); paths are relative so moves don't matter."""
-    if skill.kind == "command":
-        return {"kind": "command", "files": {os.path.basename(skill.path): file_digest(skill.path)}}
+    if skill.kind in ("command", "prompt"):
+        return {"kind": skill.kind, "files": {os.path.basename(skill.path): file_digest(skill.path)}}
     files: dict[str, str] = {}
     real = os.path.realpath(skill.path)
     for folder, dirs, names in os.walk(skill.path):
-        dirs[:] = sorted(d for d in dirs if d not in SKILL_SKIP)
+        dirs[:] = sorted(d for d in dirs if not not_skill(folder, d, top=skill.path))
         for name in [*dirs, *names]:
-            if name in SKILL_SKIP:
+            if not_skill(folder, name, top=skill.path):
                 continue
             full = os.path.join(folder, name)
             rel = os.path.relpath(full, skill.path).replace(os.sep, "/")
@@ -95,4 +95,6 @@ def resolve_system_prompt(spec: Spec, skill: Skill | None, project_root: str) ->
     if found:
         with open(found, encoding="utf-8") as f:
             return f.read()
+    if skill.kind == "prompt":  # the prompt file is rendered into each case's prompt, never a system prompt
+        return None
     return skill_body(skill)

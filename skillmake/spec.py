@@ -56,7 +56,8 @@ def load_spec(path: str, *, root: str | None = None, schema_valid: set[str] | No
     fmt = foreign_format(frozenset(src.data), path)
     if fmt is not None:
         return _load_seed(fmt, src, path, shown, root=root, default_agent=default_agent)
-    if _lend_agent(src.data, default_agent):
+    folder = os.path.dirname(os.path.abspath(path))
+    if _lend_agent(src.data, default_agent, spec_folder=folder, root=os.path.abspath(root) if root else folder):
         schema_valid = None  # the text alone no longer decides what the schema sees
     named = _file_name_errors(src, path)
     digest = _file_digest(path) if schema_valid is not None else None
@@ -76,13 +77,26 @@ def load_spec(path: str, *, root: str | None = None, schema_valid: set[str] | No
     return _build(src.data, rules)
 
 
-def _lend_agent(data: dict[str, Any], default_agent: Mapping[str, Any] | None) -> bool:
+def _lend_agent(data: dict[str, Any], default_agent: Mapping[str, Any] | None, *, spec_folder: str,
+                root: str) -> bool:
     """A spec that names no agent runs on the project's (`[tool.skillmake] agent`, when it names a kind): the
-    agent becomes part of the spec as if written there, so its trials share keys with a spec that writes it."""
+    agent becomes part of the spec as if written there, so its trials share keys with a spec that writes it.
+    Program paths in the config are relative to the project root; in a spec they are relative to its folder, so
+    they are rewritten as the spec would write them (`agent.py` → `../../agent.py` for skills/x/evals/evals.json)."""
     if "agent" in data or not default_agent or "kind" not in default_agent:
         return False
-    data["agent"] = dict(default_agent)
+    agent = dict(default_agent)
+    command = agent.get("command")
+    if isinstance(command, list):
+        agent["command"] = [_from_spec_folder(arg, spec_folder=spec_folder, root=root) for arg in command]
+    data["agent"] = agent
     return True
+
+
+def _from_spec_folder(arg: str, *, spec_folder: str, root: str) -> str:
+    if os.path.isabs(arg) or not os.path.exists(os.path.join(root, arg)) or os.path.samefile(spec_folder, root):
+        return arg
+    return os.path.relpath(os.path.join(root, arg), spec_folder).replace(os.sep, "/")
 
 
 def _load_seed(fmt: str, src: Source, path: str, shown: str, *, root: str | None,
@@ -100,7 +114,12 @@ def _load_seed(fmt: str, src: Source, path: str, shown: str, *, root: str | None
         raise SpecErrors(seed_errors)
     project_root = os.path.abspath(root) if root else os.path.dirname(os.path.abspath(path))
     translation = reader.translate(src, path=os.path.abspath(path), root=project_root)
-    _lend_agent(translation.data, default_agent)
+    if not _lend_agent(translation.data, default_agent, spec_folder=os.path.dirname(os.path.abspath(path)),
+                       root=project_root) and "agent" not in translation.data:
+        raise SpecErrors([SpecError(f"this {fmt} spec names no agent, and the project sets none", loc=src.locate(""),
+                                    hint=f"{fmt} files never name one: set it for the project, e.g. in "
+                                         "skillmake.toml `agent = {kind = \"claude-code\"}` (or [tool.skillmake] "
+                                         "agent in pyproject.toml)")])
     native = adapters.TranslatedSource(path=shown, data=translation.data, seed=src, translation=translation)
     errors = spec_errors(native)
     rules = Rules(native, os.path.abspath(path), shown, root=project_root,

@@ -47,4 +47,6 @@ def seed_spec_name(fmt: str, path: str) -> str | None:
         return os.path.basename(os.path.dirname(folder))
     if fmt == "eva" and os.path.basename(path) in ("eval.yml", "eval.yaml"):
         return os.path.basename(folder)
+    if fmt == "clauditor" and os.path.basename(path) == "SKILL.eval.json":
+        return os.path.basename(folder)  # clauditor's spec inside a SKILL.md folder: named after the skill
     return None

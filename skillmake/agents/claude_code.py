@@ -231,7 +231,7 @@ def install_skill(request: TrialRequest) -> None:
     """The skill where Claude Code finds project skills: `.claude/skills/<name>/` (the whole folder) or
     `.claude/commands/<name>.md`. Nothing for an arm without the skill."""
     skill = request.skill
-    if skill is None:
+    if skill is None or skill.kind == "prompt":  # a prompt file arrives as the trial's prompt: nothing to install
         return
     root = Path(request.workspace) / ".claude"
     if skill.kind == "folder":

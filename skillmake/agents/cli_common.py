@@ -16,7 +16,7 @@ from typing import Any
 from .. import process
 from ..errors import SkillmakeError
 from ..model import AgentConfig
-from ..paths import LINK_HINT, SKILL_SKIP, link_problems, within
+from ..paths import LINK_HINT, link_problems, skill_ignore, within
 from ..settings import ProviderSettings, resolve_anthropic, resolve_openai
 from .base import AgentResult, Usage
 
@@ -104,7 +104,7 @@ def install_skill_folder(source: str, dest: Path) -> None:
     if dest.exists():
         shutil.rmtree(dest)
     dest.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copytree(source, dest, ignore=shutil.ignore_patterns(*SKILL_SKIP), copy_function=copy_inside)
+    shutil.copytree(source, dest, ignore=skill_ignore(source), copy_function=copy_inside)
 
 
 def strings_in(value: Any) -> Iterator[str]:

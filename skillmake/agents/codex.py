@@ -157,7 +157,7 @@ def install_skill(request: TrialRequest) -> None:
     becomes that folder's SKILL.md, given frontmatter when it has none (Codex lists skills by name and
     description)."""
     skill = request.skill
-    if skill is None:
+    if skill is None or skill.kind == "prompt":  # a prompt file arrives as the trial's prompt: nothing to install
         return
     dest = Path(request.workspace) / ".agents" / "skills" / skill.name
     if skill.kind == "folder":

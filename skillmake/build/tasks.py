@@ -205,7 +205,7 @@ def _file_deps(project: Project, item: Item) -> list[str]:
         skill = item.spec.skill
         if item.arm.skill and item.tkey.skill is not None:
             files = orjson.loads(item.tkey.skill.data).get("files", {})
-            deps += [skill.path] if skill.kind == "command" else [f"{skill.path}/{rel}" for rel in files]
+            deps += [skill.path] if skill.kind != "folder" else [f"{skill.path}/{rel}" for rel in files]
         deps += [f.source for f in item.case.input_files]
         deps = _FILE_DEPS[memo] = list(dict.fromkeys(deps))
     return deps

@@ -148,21 +148,19 @@ def test_two_specs_with_one_name_are_both_refused_also_when_one_is_validated_alo
     assert fixed.returncode == 0, fixed.stderr
 
 
-def test_a_caliper_file_in_the_tree_is_skipped_and_named_when_asked_for(tmp_path: Path) -> None:
+def test_a_caliper_file_in_the_tree_is_read_as_a_spec_and_never_stops_the_others(tmp_path: Path) -> None:
     p = evals_project(tmp_path / "proj", config=None)
     p.write("vendor/caliper/my-skill.eval.yaml", CALIPER)
     done = run(p.root)
-    assert done.returncode == 0, done.stderr + done.stdout
-    assert len(p.calls()) == 1
+    assert done.returncode == 2, done.stderr + done.stdout  # the caliper spec is invalid: its skill is missing
+    assert len(p.calls()) == 1  # the unrelated spec ran all the same
     checked = run(p.root, "validate")
-    assert checked.returncode == 0, checked.stderr
-    assert "skipped 1 file in another format: vendor/caliper/my-skill.eval.yaml (caliper)" in (
-        checked.stdout + checked.stderr)
-    explicit = run(p.root, "validate", "vendor/caliper/my-skill.eval.yaml")
-    assert explicit.returncode == 2
-    assert ("vendor/caliper/my-skill.eval.yaml:1:1 /: this is a caliper spec (top-level tasks: and no skillmake "
-            "`cases:`), not a skillmake one") in explicit.stderr
-    assert "reading caliper specs is not supported yet" in explicit.stderr
+    assert checked.returncode == 2
+    assert ("vendor/caliper/my-skill.eval.yaml:2:9 /skill/path: skill './SKILL.md' does not exist "
+            "(looked at vendor/caliper/SKILL.md)") in checked.stderr
+    assert "skipped" not in checked.stdout + checked.stderr
+    p.write("vendor/caliper/SKILL.md", SKILL)
+    assert run(p.root, "validate").returncode == 0
 
 
 def test_fixtures_beside_the_specs_folder_are_allowed_inside_the_project(tmp_path: Path) -> None:

@@ -86,7 +86,7 @@ def test_a_seed_spec_and_its_native_twin_share_trials_and_verdicts(tmp_path: Pat
     project.write("twin.eval.yaml", TWIN)
     twin = project.run(env=env)
     assert (twin.code, twin.agent_calls) == (0, 0), twin.out + twin.err
-    seed_rows, twin_rows = _rows(project, "SKILL"), _rows(project, "twin")
+    seed_rows, twin_rows = _rows(project, "find-kid-activities"), _rows(project, "twin")
     strip = ("spec",)
     assert [{k: v for k, v in r.items() if k not in strip} for r in seed_rows] == \
         [{k: v for k, v in r.items() if k not in strip} for r in twin_rows]

@@ -84,10 +84,8 @@ def test_seed_example_runs_and_shares_trials_with_its_native_twin(skill: str, ap
 # evals/evals.json sits inside the skill folder, whose whole tree is the skill digest in every with_skill trial key:
 # today any edit of it re-runs every with_skill trial. These pin the catalogue as it must hold (report: exclude
 # the skill's own evals/ folder from its digest and its installed copy).
-GAP = pytest.mark.xfail(strict=True, reason="evals/ is hashed into the skill digest (skillfiles.manifest)")
 
 
-@GAP
 def test_editing_an_expectation_regrades_without_running(api: FakeAPI, tmp_path: Path) -> None:
     p = project(tmp_path / "proj", "reference-skill")
     assert p.run(env=env(api)).agent_calls == 2
@@ -97,7 +95,6 @@ def test_editing_an_expectation_regrades_without_running(api: FakeAPI, tmp_path:
     assert (again.agent_calls, api.count(JUDGE) - judged) == (0, 2), again.out
 
 
-@GAP
 def test_editing_one_evals_prompt_reruns_that_eval_only(api: FakeAPI, tmp_path: Path) -> None:
     p = project(tmp_path / "proj", "example-skill")
     assert p.run(env=env(api)).agent_calls == 4

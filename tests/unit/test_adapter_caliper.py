@@ -141,8 +141,6 @@ def test_native_rule_errors_land_on_the_seed_field(tmp_path: Path) -> None:
                                                      "s.eval.yaml:7:13 /tasks/0/assert"]
 
 
-@pytest.mark.xfail(strict=True, reason="inline._code_position reads rules.src.positions, which a TranslatedSource "
-                                       "leaves empty: it should use rules.src.locate(pointer) (report to the lead)")
 def test_a_python_syntax_error_in_assert_is_at_its_line_in_the_seed(tmp_path: Path) -> None:
     text = "skill: {path: ./SKILL.md}\ntasks:\n  - name: a\n    prompt: p\n    assert: |\n      assert (\n"
     errors = _errors(tmp_path, text)
