@@ -114,6 +114,11 @@ def _load_seed(fmt: str, src: Source, path: str, shown: str, *, root: str | None
         raise SpecErrors(seed_errors)
     project_root = os.path.abspath(root) if root else os.path.dirname(os.path.abspath(path))
     translation = reader.translate(src, path=os.path.abspath(path), root=project_root)
+    if translation.agent_is_default and default_agent and "kind" in default_agent:
+        chosen = translation.data.pop("agent")  # its other settings (clauditor's sync_tasks, …) still apply
+        _lend_agent(translation.data, default_agent, spec_folder=os.path.dirname(os.path.abspath(path)),
+                    root=project_root)
+        translation.data["agent"].update({k: v for k, v in chosen.items() if k not in ("kind", "command")})
     if not _lend_agent(translation.data, default_agent, spec_folder=os.path.dirname(os.path.abspath(path)),
                        root=project_root) and "agent" not in translation.data:
         raise SpecErrors([SpecError(f"this {fmt} spec names no agent, and the project sets none", loc=src.locate(""),
@@ -219,18 +224,27 @@ def _case(data: dict[str, Any], raw: dict[str, Any], i: int, inputs: list[InputF
     checks = tuple(Check(type=c["type"], index=j, id=c.get("id"), name=c.get("name"), file=c.get("file"),
                          params={k: v for k, v in c.items() if k not in _CHECK_COMMON}, raw=c)
                    for j, c in enumerate(raw.get("checks", [])))
+    texts, names = _expectations(raw.get("expectations", ()))
     return Case(
-        id=raw["id"], index=i, prompt=raw.get("prompt"), args=raw.get("args"),
+        id=raw["id"], index=i, eval_id=raw.get("eval_id"), prompt=raw.get("prompt"), args=raw.get("args"),
         description=raw.get("description"), user_prompt=raw.get("user_prompt"), setup=raw.get("setup"),
         cleanup=raw.get("cleanup"), input_files=tuple(inputs),
         output_file=raw.get("output_file", data.get("output_file")),
         output_files=tuple(raw.get("output_files", data.get("output_files", ()))), timeout=raw.get("timeout"),
         checks=checks, rubric=raw.get("rubric"), pass_threshold=raw.get("pass_threshold"),
-        expectations=tuple(raw.get("expectations", ())), expected_output=raw.get("expected_output"),
+        expectations=texts, expectation_names=names, expected_output=raw.get("expected_output"),
         criteria=tuple(Criterion(id=c.get("id") or f"criterion-{j}", criterion=c["criterion"])
                        for j, c in enumerate(raw.get("criteria", []))),
         sections=tuple(raw.get("sections", ())), tags=tuple(raw.get("tags", ())),
         required=raw.get("required", False), raw=raw)
+
+
+def _expectations(items: Any) -> tuple[tuple[str, ...], tuple[str | None, ...]]:
+    """Texts and names of `expectations` (each a string or {text, name}). The texts alone are what a plain-string
+    spec had, so its grade key is unchanged; names stay empty unless one is given."""
+    texts = tuple(e if isinstance(e, str) else e["text"] for e in items)
+    names = tuple(None if isinstance(e, str) else e.get("name") for e in items)
+    return texts, names if any(n is not None for n in names) else ()
 
 
 def _agent(raw: dict[str, Any]) -> AgentConfig:

@@ -35,6 +35,9 @@ class Translation:
     data: dict[str, Any]
     origin: Mapping[str, str] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
+    # The agent in `data` is the format's own default (clauditor's `harness: auto`), not one the file chose: the
+    # project's agent (`[tool.skillmake] agent`), when it names a kind, runs the spec instead.
+    agent_is_default: bool = False
 
     def seed_pointer(self, pointer: str) -> str:
         probe, rest = pointer, ""

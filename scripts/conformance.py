@@ -1,0 +1,293 @@
+"""The format-conformance table of docs/formats.md: one row per seed field, its status, and the tests that prove it.
+
+This is the data; docs/formats.md's "Conformance" section is generated from it (`python scripts/conformance.py
+--write` rewrites the section, `--check` exits 1 when the page differs), and tests/functional/
+test_conformance_table.py fails when a row's tests do not exist, are expected to fail, or the page is stale.
+
+Statuses: `supported` (runs as the seed documents it), `partial` (runs, with the difference said), `refused`
+(deliberately not accepted, why said), `gap` (not done yet: the note is the justification and, where there is one,
+an xfail(strict) test pins the expectation), `elsewhere` (another issue owns it: triggers, review viewer).
+A supported, partial or refused row names at least one test, which must pass (no xfail); a gap row says why in
+its note, and the tests it names (if any) show the boundary as it is today.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+DOC = ROOT / "docs" / "formats.md"
+STATUSES = ("supported", "partial", "refused", "gap", "elsewhere")
+PASSING = ("supported", "partial", "refused")  # statuses whose tests must exist and pass
+
+U, F = "tests/unit/", "tests/functional/"
+CL_U, CL_F = U + "test_adapter_clauditor.py::", F + "test_seed_clauditor.py::"
+SC_U, SC_F = U + "test_adapter_skill_creator.py::", F + "test_seed_skill_creator.py::"
+CA_U, CA_F = U + "test_adapter_caliper.py::", F + "test_seed_caliper.py::"
+EV_U, EV_F = U + "test_adapter_eva.py::", F + "test_seed_eva.py::"
+INC = F + "test_incremental_seeds.py::"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Row:
+    field: str
+    status: str
+    note: str
+    tests: tuple[str, ...] = ()
+
+
+def row(field: str, status: str, note: str, *tests: str) -> Row:
+    return Row(field=field, status=status, note=note, tests=tests)
+
+
+FORMATS: dict[str, tuple[Row, ...]] = {
+    "clauditor": (
+        row("placement `.claude/commands/<n>.eval.json` beside `<n>.md`", "supported", "the command is the skill",
+            CL_U + "test_the_skill_is_found_by_placement", CL_F + "test_validate_accepts_the_reference_examples"),
+        row("`SKILL.eval.json` / `assets/*.eval.json` in a SKILL.md folder", "supported",
+            "the spec is named after the skill folder and is not part of the skill",
+            CL_F + "test_the_skill_folder_example_runs_on_the_harness_clauditor_would_choose",
+            INC + "test_clauditor_assertion_edit_inside_the_skill_folder_regrades_without_rerunning"),
+        row("`eval.json` beside SKILL.md", "gap", "not discovered: the name is too generic to claim without "
+            "reading every `eval.json` of a project"),
+        row("`skill_name`, `description`", "supported", "→ the case id (a valid id) and `description`",
+            CL_U + "test_one_case_named_after_the_skill_with_test_args"),
+        row("`test_args` (default \"\")", "supported", "→ `args`; the prompt is `/<skill> <args>`",
+            CL_U + "test_one_case_named_after_the_skill_with_test_args",
+            CL_U + "test_without_test_args_the_skill_runs_with_none",
+            INC + "test_clauditor_test_args_edit_reruns_that_spec_only"),
+        row("`input_files` and their load-time rules", "supported", "the native rules, located in the seed file",
+            CL_F + "test_a_malformed_clauditor_spec_is_located_in_its_own_lines",
+            INC + "test_clauditor_fixture_edit_reruns_only_the_spec_that_stages_it"),
+        row("`assertions[]`: all ten types, `id`, `name`", "supported", "→ `checks`",
+            CL_U + "test_the_reference_examples_load",
+            INC + "test_clauditor_assertion_edit_regrades_without_rerunning"),
+        row("legacy `value` key", "refused", "\"unknown key 'value'\" with the keys the type allows; clauditor's own "
+            "migration hint is not repeated", CL_U + "test_bad_examples_fail"),
+        row("`sections` / `tiers` / `fields` (`required` default true), `format`", "supported",
+            "→ `sections`, clauditor's default written out",
+            CL_U + "test_section_fields_are_required_unless_they_say_not"),
+        row("`output_file`, `output_files`", "supported", "both captured (clauditor reads `output_file` only)",
+            CL_U + "test_the_reference_examples_load"),
+        row("`grading_criteria[]`, `grading_model`", "supported", "→ `criteria`, `judge.model`",
+            CL_U + "test_grading_criteria_become_criteria_with_the_judge",
+            INC + "test_clauditor_grading_criteria_edit_regrades_without_rerunning"),
+        row("`grading_provider`, `transport` (`api`/`cli`/`auto`), `CLAUDITOR_GRADING_PROVIDER`, "
+            "`CLAUDITOR_TRANSPORT`", "supported", "→ `judge.provider` with clauditor's precedence",
+            CL_U + "test_judge_provider_precedence"),
+        row("`harness` (`claude-code`/`codex`/`auto`), `CLAUDITOR_HARNESS`", "partial",
+            "→ `agent.kind` with clauditor's precedence; the project's `[tool.skillmake] agent` does not reach a "
+            "clauditor spec yet", CL_U + "test_harness_precedence",
+            CL_U + "test_harness_auto_takes_claude_when_it_is_found",
+            CL_F + "test_the_skill_folder_example_runs_on_the_harness_clauditor_would_choose"),
+        row("the project's agent (`[tool.skillmake] agent`) for clauditor specs", "gap",
+            "the translation always names the harness's agent, so the project's is never lent (pinned by "
+            "`test_clauditor_runs_on_the_projects_command_agent`, xfail)"),
+        row("`grade_thresholds`, `variance.min_stability`", "supported", "→ `thresholds`",
+            CL_U + "test_variance_thresholds_and_settings"),
+        row("`variance.n_runs`", "gap", "translated to `trials` but not applied at run time: a run resolves "
+            "`trials` only from a spec file that writes `trials:` (pinned by "
+            "`test_clauditor_more_n_runs_run_only_the_new_indices_and_fewer_run_nothing`, xfail)"),
+        row("`user_prompt`, `timeout`, `sync_tasks`, `system_prompt`", "supported", "same names",
+            CL_U + "test_variance_thresholds_and_settings"),
+        row("`allow_hang_heuristic`", "supported", "a run that stops to ask a question is flagged",
+            CL_F + "test_a_run_that_stops_to_ask_a_question_is_an_interactive_hang"),
+        row("`trigger_tests`", "elsewhere", "kept on the spec; running them is the triggers issue"),
+        row("a spec with nothing to grade", "refused", "clauditor accepts it; skillmake's rule is that every case "
+            "grades something", CL_F + "test_a_malformed_clauditor_spec_is_located_in_its_own_lines"),
+        row("`--output` captured-output mode, CLI flags, exit codes", "gap", "clauditor's command line is not "
+            "emulated: skillmake's own options and exit codes apply"),
+        row("shared trials with the hand-written native twin", "supported", "proven by counting calls",
+            CL_F + "test_a_seed_spec_and_its_native_twin_share_trials_and_verdicts"),
+        row("malformed files located at their own `line:col`", "supported", "the corpus in tests/data/seeds",
+            CL_F + "test_the_malformed_corpus_is_large_and_complete",
+            CL_F + "test_a_malformed_clauditor_spec_is_located_in_its_own_lines"),
+        row("incrementality catalogue", "partial", "every entry holds except `variance.n_runs` (above); clauditor "
+            "has no without_skill arm", INC + "test_clauditor_no_change_and_touch_without_change_run_nothing",
+            INC + "test_clauditor_skill_edit_reruns_only_that_skill_and_revert_reuses",
+            INC + "test_clauditor_whitespace_and_key_order_in_the_json_change_nothing"),
+    ),
+    "skill-creator": (
+        row("`evals/evals.json`; the skill is the parent of `evals/`", "supported",
+            "`evals/` is not part of the skill (neither hashed nor installed)",
+            SC_U + "test_both_examples_of_the_seed_documents_are_detected_as_skill_creator",
+            INC + "test_skill_creator_editing_evals_json_alone_never_reruns_a_trial"),
+        row("`skill_name`, `description`", "supported", "the spec is named after the skill folder",
+            SC_U + "test_the_seed_documents_example_translates_field_by_field"),
+        row("`version` (seen in real files)", "supported", "accepted and noted; no native twin",
+            SC_U + "test_good_examples_pass_their_schema"),
+        row("`evals[].id` (integer)", "supported", "case `eval-<id>`, lossless both ways",
+            SC_U + "test_case_ids_are_lossless"),
+        row("`eval_id` in result files", "gap", "benchmark.json's `eval_id` is still the case's position "
+            "(the results issue)"),
+        row("`evals[].prompt`", "supported", "→ `prompt`",
+            INC + "test_skill_creator_prompt_edit_reruns_that_eval_only"),
+        row("`evals[].expected_output`", "supported", "shown to judges; the one expectation of an eval with none",
+            SC_U + "test_the_seed_documents_example_translates_field_by_field"),
+        row("`evals[].files[]` (relative to the skill)", "supported", "→ `input_files`",
+            SC_U + "test_expectations_and_files_relative_to_the_skill_folder",
+            INC + "test_skill_creator_fixture_edit_reruns_only_the_evals_that_stage_it"),
+        row("`evals[].expectations[]`", "supported", "→ `expectations`",
+            INC + "test_skill_creator_expectation_edit_regrades_without_rerunning"),
+        row("`evals[].assertions[].description`", "supported", "→ `expectations`",
+            SC_U + "test_expectations_come_before_assertions_and_category_is_a_tag",
+            INC + "test_skill_creator_assertion_description_edit_regrades_without_rerunning"),
+        row("`evals[].assertions[].name`", "gap", "expectations are plain strings: the grade names the assertion "
+            "by its description"),
+        row("`evals[].assertions[].type`", "partial", "informative: the judge grades the description",
+            SC_U + "test_the_seed_documents_example_translates_field_by_field"),
+        row("`evals[].category` (seen in real files)", "supported", "→ `tags`",
+            SC_U + "test_expectations_come_before_assertions_and_category_is_a_tag"),
+        row("with_skill / without_skill", "supported", "`baseline: true`",
+            SC_U + "test_the_loaded_spec_runs_each_eval_with_and_without_the_skill",
+            INC + "test_skill_creator_skill_edit_reruns_only_its_with_skill_trials_and_revert_reuses"),
+        row("the agent that runs the evals (not in the file)", "supported", "the project's `[tool.skillmake] agent`",
+            SC_F + "test_seed_example_runs_and_shares_trials_with_its_native_twin"),
+        row("`trigger-eval-set.json`", "elsewhere", "read and checked against its schema into `trigger_tests`; "
+            "running it is the triggers issue",
+            SC_U + "test_a_trigger_eval_set_beside_evals_json_becomes_trigger_tests"),
+        row("`eval_metadata.json`, benchmark `iterations[]` history, timestamps", "gap", "result files of the "
+            "results issue: benchmark.json is rewritten, not appended to"),
+        row("`feedback.json`, trigger optimisation result", "elsewhere", "the review viewer and triggers issues"),
+        row("shared trials with the hand-written native twin", "supported", "proven by counting calls",
+            SC_F + "test_seed_example_runs_and_shares_trials_with_its_native_twin"),
+        row("malformed files located at their own `line:col`", "supported", "the corpus in tests/data/seeds",
+            SC_U + "test_each_malformed_file_is_reported_at_its_own_line_and_pointer",
+            SC_F + "test_validate_names_the_seed_file_and_line"),
+        row("incrementality catalogue", "supported", "as for a native spec",
+            INC + "test_skill_creator_no_change_and_touch_without_change_run_nothing",
+            INC + "test_skill_creator_more_trials_run_only_the_new_indices_and_fewer_run_nothing",
+            INC + "test_skill_creator_whitespace_and_key_order_in_the_json_change_nothing",
+            INC + "test_skill_creator_edit_of_any_skill_file_outside_evals_counts"),
+    ),
+    "caliper": (
+        row("told apart from native by content (`tasks:`, no `cases:`)", "supported", "",
+            CA_U + "test_caliper_files_are_told_apart_by_content"),
+        row("`skill.path`", "supported", "→ `skill` (`./SKILL.md` → its folder; the spec inside it is not part of "
+            "the skill)", CA_U + "test_every_field_is_translated"),
+        row("`skill.path` omitted (a bare agent)", "gap", "the model needs a skill: a located error says so",
+            CA_U + "test_no_skill_path_is_refused_with_a_located_error_until_the_model_allows_it"),
+        row("`skill.backend` (claude-code, codex, claude-api, openai-api, aliases), default claude-code", "supported",
+            "→ `agent.kind`", CA_U + "test_backend_names_and_aliases",
+            CA_U + "test_backends_default_to_claude_code_as_in_caliper"),
+        row("`skill.model`, `judge.model`", "supported", "→ `agent.model`, `judge.model`",
+            CA_U + "test_every_field_is_translated"),
+        row("`judge.backend` (default claude-code)", "partial", "→ `judge.provider`; a codex judge is not supported",
+            CA_U + "test_backends_default_to_claude_code_as_in_caliper"),
+        row("`sandbox.extra_path`, `sandbox.forbidden_files`", "supported", "same meaning",
+            CA_U + "test_every_field_is_translated"),
+        row("`tasks[]`, automatic ids `task-001`", "supported", "→ `cases[]`",
+            CA_U + "test_task_ids_are_caliper_s_automatic_ones", CA_F + "test_an_edited_task_reruns_only_that_task"),
+        row("`tasks[].name`, `setup`, `cleanup`, `prompt`", "supported", "`name` → `description`",
+            CA_U + "test_every_field_is_translated"),
+        row("`tasks[].expect`", "supported", "→ `expectations: [expect]`", CA_U + "test_every_field_is_translated"),
+        row("`tasks[].assert` inline or `x.py`", "partial", "→ a `python` check; it runs in the kept workspace "
+            "after cleanup, not during the task", CA_U + "test_assert_is_a_script_path_only_when_one_line_ending_in_py",
+            CA_U + "test_a_python_syntax_error_in_assert_is_at_its_line_in_the_seed"),
+        row("rule: `expect` or `assert`; with both, both must pass", "supported", "located at the task",
+            CA_U + "test_a_task_needs_expect_or_assert_located_at_the_task"),
+        row("`--k`, `--timeout`, `--model`", "partial", "`--trials`, `--timeout`, `--model`; caliper's defaults "
+            "(3, 120) are not applied", CA_F + "test_seed_runs_and_its_native_twin_shares_its_trials_and_verdicts"),
+        row("`--baseline`, `--judge`, `--output`, `--workers`, `--verbose`", "gap", "caliper's command line is not "
+            "emulated (`--workers` is `-j`)"),
+        row("`CODEX_CLI_PATH`", "partial", "as `SKILLMAKE_CODEX`", CA_U + "test_backend_names_and_aliases"),
+        row("pass@k `1 − (1 − c/k)^k`", "gap", "only the unbiased estimator is reported"),
+        row("result snapshots (timestamp, skill content, referenced files, git SHA)", "gap", "results live in the "
+            "store and reports, with no git SHA"),
+        row("shared trials with the hand-written native twin", "supported", "",
+            CA_U + "test_a_seed_and_its_native_twin_share_every_key",
+            CA_F + "test_seed_runs_and_its_native_twin_shares_its_trials_and_verdicts"),
+        row("malformed files located at their own `line:col`", "supported", "",
+            CA_F + "test_the_invalid_corpus_is_large_and_complete",
+            CA_F + "test_invalid_caliper_spec_reports_exact_errors"),
+    ),
+    "eva": (
+        row("`prompt.xml` (the thing under test)", "supported", "a prompt skill: hashed, not installed, rendered "
+            "into each case's prompt",
+            EV_F + "test_editing_prompt_xml_or_inputs_yml_reruns_only_the_cases_that_render_differently"),
+        row("`defaults.model`", "supported", "→ `agent.model` (the project's agent, else claude-code)",
+            EV_U + "test_the_project_agent_runs_eva_with_evas_model"),
+        row("`defaults.timeout_s`", "supported", "→ `timeout`",
+            EV_U + "test_the_case_shape_example_translates_field_by_field"),
+        row("`cases[].name`", "supported", "→ `cases[].id`",
+            EV_U + "test_the_case_shape_example_translates_field_by_field"),
+        row("`cases[].inputs`, `cases[].inputs_from` (two-place lookup; inline wins)", "supported", "",
+            EV_U + "test_inputs_from_is_looked_up_under_the_root_first",
+            EV_U + "test_inputs_from_falls_back_to_the_prompt_folder",
+            EV_U + "test_inline_inputs_win_over_inputs_from"),
+        row("`cases[].assert[]` (list style, all eight ops)", "supported", "→ `checks`",
+            EV_U + "test_every_assert_op_becomes_its_native_check"),
+        row("`json_schema`", "partial", "implemented (eva v1 always fails it)",
+            EV_U + "test_every_assert_op_becomes_its_native_check"),
+        row("`cases[].rubric`, `cases[].judge.pass_threshold`", "supported", "",
+            EV_F + "test_a_failing_rubric_fails_the_case_as_in_eva"),
+        row("`cases[].judge.model`", "partial", "one judge model per spec: the first case's, with a note",
+            EV_U + "test_a_second_judge_model_is_a_note"),
+        row("rules: `assert` or `rubric`; `inputs` or `inputs_from`", "supported", "located",
+            EV_U + "test_every_translation_error_is_collected_and_located"),
+        row("`SCORE=n REASON=` replies", "supported", "",
+            U + "test_judges.py::test_rubric_accepts_evas_plain_text_verdict"),
+        row("`triggering`", "elsewhere", "→ `trigger_tests`; running them is the triggers issue",
+            EV_U + "test_triggering_queries_become_trigger_tests"),
+        row("`.eval.jsonl` history row", "gap", "reports keep `history.jsonl` in skillmake's own form"),
+        row("`cmd_promote` lifecycle (draft → tested → ready)", "gap", "thresholds gate the exit code instead"),
+        row("shared trials with the hand-written native twin", "supported", "",
+            EV_F + "test_a_seed_and_its_native_twin_share_trials_and_verdicts"),
+        row("malformed files located at their own `line:col`", "supported", "",
+            EV_F + "test_the_corpus_of_malformed_eva_files_is_large_and_complete",
+            EV_F + "test_a_malformed_eva_file_is_reported_at_its_own_line_and_pointer"),
+    ),
+}
+
+
+def short(test: str) -> str:
+    """`tests/unit/test_adapter_eva.py::test_x` → `test_adapter_eva::test_x` (the page stays readable)."""
+    path, _, name = test.partition("::")
+    return f"{Path(path).stem}::{name}"
+
+
+def table(fmt: str) -> str:
+    lines = ["| seed field | status | in skillmake | proven by |", "|---|---|---|---|"]
+    for r in FORMATS[fmt]:
+        proof = "<br>".join(f"`{short(t)}`" for t in r.tests) or "—"
+        status = f"**{r.status.upper()}**" if r.status == "gap" else r.status
+        lines.append(f"| {r.field} | {status} | {r.note or '—'} | {proof} |")
+    return "\n".join(lines)
+
+
+def section() -> str:
+    """The whole generated section, between its markers."""
+    parts = ["<!-- conformance: generated by scripts/conformance.py; edit the rows there -->"]
+    for fmt in FORMATS:
+        parts.append(f"### {fmt}\n\n{table(fmt)}")
+    parts.append("<!-- /conformance -->")
+    return "\n\n".join(parts)
+
+
+MARKED = re.compile(r"<!-- conformance: .*?<!-- /conformance -->", re.S)
+
+
+def current(text: str) -> str | None:
+    found = MARKED.search(text)
+    return found.group(0) if found else None
+
+
+def main(argv: list[str]) -> int:
+    text = DOC.read_text(encoding="utf-8")
+    if current(text) is None:
+        print(f"{DOC}: no conformance markers; add the section once by hand", file=sys.stderr)
+        return 1
+    if "--write" in argv:
+        DOC.write_text(MARKED.sub(lambda _: section(), text), encoding="utf-8")
+        return 0
+    if current(text) != section():
+        print(f"{DOC}: the conformance section is stale; run python scripts/conformance.py --write", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
