@@ -78,14 +78,14 @@ FORMATS: dict[str, tuple[Row, ...]] = {
         row("`grading_provider`, `transport` (`api`/`cli`/`auto`), `CLAUDITOR_GRADING_PROVIDER`, "
             "`CLAUDITOR_TRANSPORT`", "supported", "→ `judge.provider` with clauditor's precedence",
             CL_U + "test_judge_provider_precedence"),
-        row("`harness` (`claude-code`/`codex`/`auto`), `CLAUDITOR_HARNESS`", "partial",
-            "→ `agent.kind` with clauditor's precedence; the project's `[tool.skillmake] agent` does not reach a "
-            "clauditor spec yet", CL_U + "test_harness_precedence",
+        row("`harness` (`claude-code`/`codex`/`auto`), `CLAUDITOR_HARNESS`", "supported",
+            "→ `agent.kind` with clauditor's precedence; where it is `auto` (written or by default) the project's "
+            "`[tool.skillmake] agent` runs the spec instead", CL_U + "test_harness_precedence",
             CL_U + "test_harness_auto_takes_claude_when_it_is_found",
             CL_F + "test_the_skill_folder_example_runs_on_the_harness_clauditor_would_choose"),
-        row("the project's agent (`[tool.skillmake] agent`) for clauditor specs", "gap",
-            "the translation always names the harness's agent, so the project's is never lent (pinned by "
-            "`test_clauditor_runs_on_the_projects_command_agent`, xfail)"),
+        row("the project's agent (`[tool.skillmake] agent`) for clauditor specs", "supported",
+            "lent where the harness is `auto`; clauditor's sync_tasks and allow_hang_heuristic still apply",
+            INC + "test_clauditor_runs_on_the_projects_command_agent"),
         row("`grade_thresholds`, `variance.min_stability`", "supported", "→ `thresholds`",
             CL_U + "test_variance_thresholds_and_settings"),
         row("`variance.n_runs`", "gap", "translated to `trials` but not applied at run time: a run resolves "

@@ -7,7 +7,7 @@ Layers (a module imports only from layers below it; design.md):
    skillfiles
 3. execution — agents/, checks/, judges/, sdk, keys, store, workspace, trial, grade, checkout, results/
 4. build — build/ (the only importer of doit)
-5. entry — cli, commands/, dodo, watch, scaffold, __main__
+5. entry — cli, commands/, dodo, watch, scaffold, captured (grade --output), __main__
 """
 
 import time as _time

@@ -17,8 +17,9 @@ commands:
   explain [TASK|CELL|SPEC…]     why each stale trial and grade would run, and the cost; --format json
   report [SPEC…]                re-render the last results without running anything
   watch [OPTIONS] [TASK…]       run again whenever a spec, a skill or a fixture changes
-  init                          write a starter spec, skill and dodo.py here
-  schema                        print the spec's JSON Schema (for editors)
+  init [SKILL]                  write a spec beside a skill (a starter skill if there is none)
+  schema [NAME]                 print a JSON Schema; --path, --write DIR (for editors)
+  grade --output FILE [SPEC]    grade an output you already have, without running the agent (clauditor's)
   list, info, clean, forget, …  doit's commands (`skillmake help` lists them; `skillmake CMD --help`)"""
 
 
@@ -67,6 +68,11 @@ def _error(message: str, hint: str | None) -> None:
 
 
 def _main(args: list[str]) -> int:
+    if args[:1] == ["grade"] and any(a == "--output" or a.startswith("--output=") for a in args[1:]):
+        # clauditor's captured-output mode; without --output, `grade` stays doit's task group.
+        from .captured import main as captured_main
+
+        return captured_main(args[1:])
     inv = cmdline.parse(args, doit_commands=_doit_commands)
     if inv.root is not None:
         root = os.path.abspath(os.path.expanduser(inv.root))

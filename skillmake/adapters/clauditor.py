@@ -115,6 +115,8 @@ class ClauditorAdapter:
                 origin[f"/{key}"] = f"/{key}"
 
         kind, why = harness(data, env)
+        # `auto` (written or by default) is clauditor's own pick: the project's agent, when it sets one, wins.
+        chosen_by_default = "auto:" in why
         agent: dict[str, Any] = {"kind": kind}
         origin["/agent"] = "/harness" if "harness" in data else ""
         notes.append(f"harness → agent kind {kind} ({why})")
@@ -165,7 +167,7 @@ class ClauditorAdapter:
             notes.append("trigger_tests are kept on the spec; running them is the triggers issue")
         if "output_file" in data and "output_files" in data:
             notes.append("output_file and output_files: clauditor reads output_file only; skillmake captures both")
-        return Translation(data=native, origin=origin, notes=tuple(notes))
+        return Translation(data=native, origin=origin, notes=tuple(notes), agent_is_default=chosen_by_default)
 
 
 def _sections(sections: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -48,6 +48,11 @@ _SUBTYPE_ERRORS = {
     "error_max_budget_usd": "reached the spending limit (budget_usd)",
     "error_during_execution": "failed during execution",
 }
+# clauditor's interactive-hang warning, its "interactive-hang:" prefix kept so its users recognise it.
+HANG_ERROR = ("interactive-hang: the skill stopped after one turn to ask for input (heuristic); put every parameter "
+              "in the prompt (clauditor's test_args), or set `allow_hang_heuristic: false` when a question is "
+              "the skill's answer")
+ASK_TOOL = "AskUserQuestion"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -67,6 +72,8 @@ class ClaudeStream:
     message_ids: tuple[str, ...] = ()  # distinct assistant messages: one model request each
     retries: int = 0  # `system/api_retry` events: requests the CLI made again after a failure
     last_text: str = ""  # the last assistant text (the output when the run never reached a result)
+    text: str = ""  # every assistant text block, joined with newlines (clauditor's final_text)
+    stop_reason: str | None = None  # the last assistant message's stop_reason, when it carried one
     bad_lines: int = 0  # lines that were not JSON objects (a crash message, a truncated last line)
     auth_failed: bool = False  # an assistant message flagged `error: authentication_failed` ("Not logged in")
     skills: tuple[str, ...] = field(default_factory=tuple)  # Skill tool calls, in order, each once
@@ -84,6 +91,8 @@ def parse_stream(data: bytes) -> ClaudeStream:
     ids: list[str] = []
     skills: list[str] = []
     last_text = ""
+    chunks: list[str] = []
+    stop_reason = None
     retries = 0
     auth_failed = False
     events, bad = json_lines(data)
@@ -98,6 +107,8 @@ def parse_stream(data: bytes) -> ClaudeStream:
         elif kind == "assistant":
             auth_failed = auth_failed or event.get("error") == "authentication_failed"
             message = event.get("message") or {}
+            if isinstance(message.get("stop_reason"), str):
+                stop_reason = message["stop_reason"]
             mid = message.get("id")
             if isinstance(mid, str) and mid not in ids:
                 ids.append(mid)
@@ -116,9 +127,27 @@ def parse_stream(data: bytes) -> ClaudeStream:
                         skills.append(name)
             if texts:
                 last_text = "".join(texts)
+            chunks.extend(texts)
     return ClaudeStream(init=init, result=result, tool_uses=tuple(tools), message_ids=tuple(ids),
                         last_text=last_text, bad_lines=bad, skills=tuple(skills), retries=retries,
-                        auth_failed=auth_failed)
+                        auth_failed=auth_failed, text="\n".join(chunks), stop_reason=stop_reason)
+
+
+def interactive_hang(stream: ClaudeStream) -> bool:
+    """clauditor's interactive-hang heuristic: the run took exactly one turn, ended its turn (`end_turn`), and
+    either its text ends with "?" or it called AskUserQuestion. Anything missing counts as no hang.
+
+    Claude Code 2.1.328 streams each assistant message before its stop_reason is known (null there) and gives
+    it on the result event instead (measured: tests/data/streams/claude_question.jsonl), so the result's
+    stop_reason stands in when no assistant message carried one. In -p, AskUserQuestion is disabled: a call
+    to it gets an error and a second turn, so with this CLI only the trailing "?" can fire."""
+    result = stream.result or {}
+    if result.get("num_turns") != 1:
+        return False
+    stop = stream.stop_reason if stream.stop_reason is not None else result.get("stop_reason")
+    if stop != "end_turn":
+        return False
+    return stream.text.strip().endswith("?") or any(use.name == ASK_TOOL for use in stream.tool_uses)
 
 
 def _skill_called(use: ToolUse) -> str | None:
@@ -304,6 +333,11 @@ class ClaudeCodeAgent(CliAgent):
         if failure:
             failure = login_error(stream, failure)
             return AgentResult(outcome="error", output=_output(stream), error=scrub_text(failure, secrets), **common)
+        # After the stream's own error, which wins (as in clauditor). An error, not a fail: clauditor refuses to
+        # grade such a run ("Skill failed", with its API and timeout errors), and a heuristic's verdict must not
+        # be cached as the skill's: the next run samples again, and the fix it names edits the prompt anyway.
+        if request.agent.allow_hang_heuristic and interactive_hang(stream):
+            return AgentResult(outcome="error", output=_output(stream), error=HANG_ERROR, **common)
         return AgentResult(outcome="completed", output=_output(stream), **common)
 
 

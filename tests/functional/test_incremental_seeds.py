@@ -232,9 +232,6 @@ def test_clauditor_fixture_edit_reruns_only_the_spec_that_stages_it(clauditor: C
     assert set(clauditor.calls(PER_SPEC)) == {"/alpha say one"}
 
 
-@pytest.mark.xfail(strict=True, reason="the clauditor adapter always writes agent.kind from clauditor's harness "
-                                       "precedence, so spec.load_spec never lends the project's "
-                                       "[tool.skillmake] agent (auto picks codex when claude is not found)")
 def test_clauditor_runs_on_the_projects_command_agent(tmp_path: Path) -> None:
     project = Project.empty(tmp_path / "p", {
         "agent.py": AGENT,

@@ -117,3 +117,37 @@ def test_a_malformed_clauditor_spec_is_located_in_its_own_lines(spec: Path) -> N
     assert "Traceback" not in done.stderr
     assert (done.returncode, done.stdout) == (2, "")
     assert done.stderr == spec.with_name(spec.name.replace(".eval.json", ".expected")).read_text(encoding="utf-8")
+
+
+# A stand-in `claude` that replays a transcript the real CLI wrote: one turn that ends asking the user a question.
+QUESTION = REPO / "tests" / "data" / "streams" / "claude_question.jsonl"
+ASKING_CLAUDE = f'''\
+import pathlib, sys
+if "--version" in sys.argv:
+    print("2.1.328 (Claude Code)"); sys.exit(0)
+sys.stdin.read()
+root = pathlib.Path(__file__).resolve().parent.parent
+with open(root / "calls.log", "a") as log:
+    log.write("asked\\n")
+sys.stdout.write(pathlib.Path({str(QUESTION)!r}).read_text())
+'''
+
+
+def test_a_run_that_stops_to_ask_a_question_is_an_interactive_hang(tmp_path: Path) -> None:
+    project, env = _project(tmp_path, "skill-folder")
+    (project.root / "bin" / "claude").write_text(f"#!{sys.executable}\n{ASKING_CLAUDE}")
+    first = project.run(env=env)
+    assert first.code == 1, first.out + first.err
+    assert "interactive-hang" in first.out + first.err
+    row = _rows(project, "find-kid-activities")[0]
+    assert row["outcomes"]["error"] == 1
+    assert row["failures"][0]["evidence"].startswith("interactive-hang:")
+    # an error is never a cached result: the next run asks the skill again
+    again = project.run(env=env)
+    assert (again.code, again.agent_calls) == (1, 1)
+    # clauditor's escape hatch: the question is graded as the skill's answer
+    spec = project.root / ".claude" / "skills" / "find-kid-activities" / "SKILL.eval.json"
+    spec.write_text(spec.read_text().replace('"skill_name"', '"allow_hang_heuristic": false,\n  "skill_name"', 1))
+    hatch = project.run(env=env)
+    assert hatch.code == 0, hatch.out + hatch.err
+    assert hatch.agent_calls == 1 and _rows(project, "find-kid-activities")[0]["outcomes"]["pass"] == 1
