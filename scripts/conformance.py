@@ -29,6 +29,11 @@ SC_U, SC_F = U + "test_adapter_skill_creator.py::", F + "test_seed_skill_creator
 CA_U, CA_F = U + "test_adapter_caliper.py::", F + "test_seed_caliper.py::"
 EV_U, EV_F = U + "test_adapter_eva.py::", F + "test_seed_eva.py::"
 INC = F + "test_incremental_seeds.py::"
+CF, HU = F + "test_captured_output.py::", U + "test_hang_heuristic.py::"
+SR_F = F + "test_skill_creator_results.py::"
+CJ, E2E = U + "test_codex_judge.py::", "tests/e2e/test_codex_judge.py::"
+PK = U + "test_caliper_pass_at_k.py::"
+EH, PR = F + "test_eva_history.py::", F + "test_promote.py::"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -88,9 +93,8 @@ FORMATS: dict[str, tuple[Row, ...]] = {
             INC + "test_clauditor_runs_on_the_projects_command_agent"),
         row("`grade_thresholds`, `variance.min_stability`", "supported", "→ `thresholds`",
             CL_U + "test_variance_thresholds_and_settings"),
-        row("`variance.n_runs`", "gap", "translated to `trials` but not applied at run time: a run resolves "
-            "`trials` only from a spec file that writes `trials:` (pinned by "
-            "`test_clauditor_more_n_runs_run_only_the_new_indices_and_fewer_run_nothing`, xfail)"),
+        row("`variance.n_runs`", "supported", "→ `trials`, as if the spec wrote `trials:` (a run resolves it from "
+            "the translation)", INC + "test_clauditor_more_n_runs_run_only_the_new_indices_and_fewer_run_nothing"),
         row("`user_prompt`, `timeout`, `sync_tasks`, `system_prompt`", "supported", "same names",
             CL_U + "test_variance_thresholds_and_settings"),
         row("`allow_hang_heuristic`", "supported", "a run that stops to ask a question is flagged",
@@ -98,17 +102,26 @@ FORMATS: dict[str, tuple[Row, ...]] = {
         row("`trigger_tests`", "elsewhere", "kept on the spec; running them is the triggers issue"),
         row("a spec with nothing to grade", "refused", "clauditor accepts it; skillmake's rule is that every case "
             "grades something", CL_F + "test_a_malformed_clauditor_spec_is_located_in_its_own_lines"),
-        row("`--output` captured-output mode, CLI flags, exit codes", "gap", "clauditor's command line is not "
-            "emulated: skillmake's own options and exit codes apply"),
+        row("`--output` captured-output mode and its exit codes", "supported", "`skillmake grade --output FILE "
+            "[SPEC] [--case ID]`: checks and judges, no agent, nothing stored; 0 pass, 1 fail, 2 invalid spec (usage "
+            "errors 3)", CF + "test_a_passing_output_is_graded_without_running_the_agent",
+            CF + "test_a_failing_output_exits_1_and_says_which_check_failed"),
+        row("`allow_hang_heuristic`", "supported", "a claude-code run that stops after one turn on a question is an "
+            "`error` (never cached); `false` grades it",
+            HU + "test_a_one_turn_run_that_ends_asking_a_question_is_a_hang",
+            CL_F + "test_a_run_that_stops_to_ask_a_question_is_an_interactive_hang"),
+        row("clauditor's other CLI flags (`--harness`, `--baseline`, `--json`, …)", "gap", "spec fields or "
+            "skillmake's own options stand in (`--judge-model`, `--timeout`, `--trials`); no flag-for-flag mirror"),
         row("shared trials with the hand-written native twin", "supported", "proven by counting calls",
             CL_F + "test_a_seed_spec_and_its_native_twin_share_trials_and_verdicts"),
         row("malformed files located at their own `line:col`", "supported", "the corpus in tests/data/seeds",
             CL_F + "test_the_malformed_corpus_is_large_and_complete",
             CL_F + "test_a_malformed_clauditor_spec_is_located_in_its_own_lines"),
-        row("incrementality catalogue", "partial", "every entry holds except `variance.n_runs` (above); clauditor "
-            "has no without_skill arm", INC + "test_clauditor_no_change_and_touch_without_change_run_nothing",
+        row("incrementality catalogue", "supported", "every entry holds; clauditor has no without_skill arm",
+            INC + "test_clauditor_no_change_and_touch_without_change_run_nothing",
             INC + "test_clauditor_skill_edit_reruns_only_that_skill_and_revert_reuses",
-            INC + "test_clauditor_whitespace_and_key_order_in_the_json_change_nothing"),
+            INC + "test_clauditor_whitespace_and_key_order_in_the_json_change_nothing",
+            INC + "test_clauditor_more_n_runs_run_only_the_new_indices_and_fewer_run_nothing"),
     ),
     "skill-creator": (
         row("`evals/evals.json`; the skill is the parent of `evals/`", "supported",
@@ -121,8 +134,8 @@ FORMATS: dict[str, tuple[Row, ...]] = {
             SC_U + "test_good_examples_pass_their_schema"),
         row("`evals[].id` (integer)", "supported", "case `eval-<id>`, lossless both ways",
             SC_U + "test_case_ids_are_lossless"),
-        row("`eval_id` in result files", "gap", "benchmark.json's `eval_id` is still the case's position "
-            "(the results issue)"),
+        row("`eval_id` in result files", "supported", "the integer id (native `cases[].eval_id`) in benchmark.json "
+            "and eval_metadata.json", SR_F + "test_eval_ids_and_assertion_names_reach_every_result_file"),
         row("`evals[].prompt`", "supported", "→ `prompt`",
             INC + "test_skill_creator_prompt_edit_reruns_that_eval_only"),
         row("`evals[].expected_output`", "supported", "shown to judges; the one expectation of an eval with none",
@@ -135,8 +148,9 @@ FORMATS: dict[str, tuple[Row, ...]] = {
         row("`evals[].assertions[].description`", "supported", "→ `expectations`",
             SC_U + "test_expectations_come_before_assertions_and_category_is_a_tag",
             INC + "test_skill_creator_assertion_description_edit_regrades_without_rerunning"),
-        row("`evals[].assertions[].name`", "gap", "expectations are plain strings: the grade names the assertion "
-            "by its description"),
+        row("`evals[].assertions[].name`", "supported", "a named expectation (`{text, name}`): a label, not a key "
+            "input — renaming re-runs and re-judges nothing",
+            SR_F + "test_renaming_an_assertion_relabels_without_running_or_judging"),
         row("`evals[].assertions[].type`", "partial", "informative: the judge grades the description",
             SC_U + "test_the_seed_documents_example_translates_field_by_field"),
         row("`evals[].category` (seen in real files)", "supported", "→ `tags`",
@@ -149,8 +163,10 @@ FORMATS: dict[str, tuple[Row, ...]] = {
         row("`trigger-eval-set.json`", "elsewhere", "read and checked against its schema into `trigger_tests`; "
             "running it is the triggers issue",
             SC_U + "test_a_trigger_eval_set_beside_evals_json_becomes_trigger_tests"),
-        row("`eval_metadata.json`, benchmark `iterations[]` history, timestamps", "gap", "result files of the "
-            "results issue: benchmark.json is rewritten, not appended to"),
+        row("`eval_metadata.json`, benchmark `iterations[]` history, timestamps", "supported", "eval_metadata.json "
+            "per eval in `runs/<spec>/<case>/`; an iteration per change of results, `…Z` timestamps",
+            SR_F + "test_eval_metadata_is_written_per_eval",
+            SR_F + "test_benchmark_keeps_one_iteration_per_change_of_results"),
         row("`feedback.json`, trigger optimisation result", "elsewhere", "the review viewer and triggers issues"),
         row("shared trials with the hand-written native twin", "supported", "proven by counting calls",
             SC_F + "test_seed_example_runs_and_shares_trials_with_its_native_twin"),
@@ -175,8 +191,9 @@ FORMATS: dict[str, tuple[Row, ...]] = {
             CA_U + "test_backends_default_to_claude_code_as_in_caliper"),
         row("`skill.model`, `judge.model`", "supported", "→ `agent.model`, `judge.model`",
             CA_U + "test_every_field_is_translated"),
-        row("`judge.backend` (default claude-code)", "partial", "→ `judge.provider`; a codex judge is not supported",
-            CA_U + "test_backends_default_to_claude_code_as_in_caliper"),
+        row("`judge.backend` (default claude-code), `codex`", "supported", "→ `judge.provider`; the codex judge runs "
+            "`codex exec --json --output-schema`", CJ + "test_codex_judges_with_a_schema_constrained_reply",
+            E2E + "test_codex_cli_judge_returns_the_schema_constrained_verdict"),
         row("`sandbox.extra_path`, `sandbox.forbidden_files`", "supported", "same meaning",
             CA_U + "test_every_field_is_translated"),
         row("`tasks[]`, automatic ids `task-001`", "supported", "→ `cases[]`",
@@ -194,7 +211,9 @@ FORMATS: dict[str, tuple[Row, ...]] = {
         row("`--baseline`, `--judge`, `--output`, `--workers`, `--verbose`", "gap", "caliper's command line is not "
             "emulated (`--workers` is `-j`)"),
         row("`CODEX_CLI_PATH`", "partial", "as `SKILLMAKE_CODEX`", CA_U + "test_backend_names_and_aliases"),
-        row("pass@k `1 − (1 − c/k)^k`", "gap", "only the unbiased estimator is reported"),
+        row("pass@k `1 − (1 − c/k)^k`", "supported", "`pass_at_k_caliper` beside the unbiased `pass_at_k` in every "
+            "report; a caliper spec shows it first", PK + "test_caliper_formula_matches_its_readme",
+            PK + "test_a_caliper_spec_leads_with_calipers_number", PK + "test_a_spec_loaded_from_caliper_says_so"),
         row("result snapshots (timestamp, skill content, referenced files, git SHA)", "gap", "results live in the "
             "store and reports, with no git SHA"),
         row("shared trials with the hand-written native twin", "supported", "",
@@ -232,8 +251,14 @@ FORMATS: dict[str, tuple[Row, ...]] = {
             U + "test_judges.py::test_rubric_accepts_evas_plain_text_verdict"),
         row("`triggering`", "elsewhere", "→ `trigger_tests`; running them is the triggers issue",
             EV_U + "test_triggering_queries_become_trigger_tests"),
-        row("`.eval.jsonl` history row", "gap", "reports keep `history.jsonl` in skillmake's own form"),
-        row("`cmd_promote` lifecycle (draft → tested → ready)", "gap", "thresholds gate the exit code instead"),
+        row("`.eval.jsonl` history row", "supported", "eva's `{ts, all_passed, total, passed, failed_cases}` beside "
+            "eval.yml, one per run that evaluated it",
+            EH + "test_a_run_adds_one_eva_row_per_eval_and_a_no_op_adds_none",
+            EH + "test_rows_eva_wrote_before_are_kept"),
+        row("`cmd_promote` lifecycle (draft → tested → ready)", "supported", "`skillmake promote`, gated on the "
+            "latest results of the spec as it is now; the state is kept beside the spec",
+            PR + "test_an_eva_prompt_moves_draft_tested_ready_on_passing_results_only",
+            PR + "test_failing_results_keep_the_prompt_where_it_is"),
         row("shared trials with the hand-written native twin", "supported", "",
             EV_F + "test_a_seed_and_its_native_twin_share_trials_and_verdicts"),
         row("malformed files located at their own `line:col`", "supported", "",

@@ -2,12 +2,12 @@
 
 Layers (a module imports only from layers below it; design.md):
 1. foundation — errors, canonical, atomic, fstree, runlock, process/supervisor, paths, console
-2. spec — source, yamlsyntax, schema, draft7, config (the project root and [tool.skillmake]), rules, inline,
+2. spec — source, yamlsyntax, yamltext, schema, draft7, config (the project root and [tool.skillmake]), rules, inline,
    spec, model, adapters/ (other tools' formats), discovery, validate, overrides (run settings), formats,
    skillfiles
 3. execution — agents/, checks/, judges/, sdk, keys, store, workspace, trial, grade, checkout, results/
 4. build — build/ (the only importer of doit)
-5. entry — cli, commands/, dodo, watch, scaffold, captured (grade --output), __main__
+5. entry — cli, commands/, dodo, watch, scaffold, captured (grade --output), importer, promote, __main__
 """
 
 import time as _time

@@ -4,7 +4,7 @@ Records are shared by content (two cells with the same inputs share one trial re
 is never written by the code path that happened to execute. After every run and every `skillmake report`,
 each cell's folder is rebuilt from the store, labelled with the cell's own identity, as DVC's checkout makes
 a workspace a view of its cache. A folder whose records did not change is left as it is (a stamp says so);
-folders of cells that no longer exist are removed.
+folders of cells that no longer exist are removed. Each case's folder also gets skill-creator's eval_metadata.json.
 """
 
 from __future__ import annotations
@@ -21,12 +21,15 @@ from . import atomic, fstree
 from . import grade as grading
 from . import trial as trials
 from .canonical import digest_json
+from .judges import expectations as expectations_judge
 from .model import Arm, Case, Spec
 from .project import Project
 from .store import GRADE_SCHEMA, TRIAL_SCHEMA
 from .workspace import kept_tree, materialize, trial_dir
 
 STAMP = ".view.json"
+METADATA = "eval_metadata.json"
+METADATA_SCHEMA = "eval-metadata.schema.json"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -80,11 +83,22 @@ def records_of(project: Project, cell: Cell) -> CellRecords:
     grade_key = key if grade is not None else None
     if grade is None:
         grade = store.get_attempt(key, schema=GRADE_SCHEMA)
-    # A grade is shared by every trial with the same outputs: in this cell it grades this cell's trial.
+    # A grade is shared by every trial with the same outputs: in this cell it grades this cell's trial, and its
+    # expectations carry the names this cell's case gives them.
     labels = cell.labels
-    return CellRecords(cell=cell, trial=dict(trial, labels=labels),
-                       grade=dict(grade, labels=labels, trial_key=trial["key"]) if grade is not None else None,
-                       grade_key=grade_key)
+    if grade is not None:
+        grade = dict(grade, labels=labels, trial_key=trial["key"],
+                     expectations=expectations_judge.named(cell.case, grade.get("expectations", ())))
+    return CellRecords(cell=cell, trial=dict(trial, labels=labels), grade=grade, grade_key=grade_key)
+
+
+def labels_digest(spec: Spec) -> str | None:
+    """What a spec's views show that no key holds: integer eval ids and expectation names (a rename re-runs and
+    re-grades nothing, but must reach the views). None when no case sets either, so a spec that does not use them
+    keeps the report inputs it had."""
+    labels = [[c.id, c.eval_id, list(c.expectation_names)] for c in spec.cases
+              if c.eval_id is not None or c.expectation_names]
+    return digest_json(labels) if labels else None
 
 
 def checkout(project: Project, cells: Sequence[CellRecords]) -> int:
@@ -97,6 +111,9 @@ def checkout(project: Project, cells: Sequence[CellRecords]) -> int:
             written += 1
     for spec in {id(rec.cell.spec): rec.cell.spec for rec in cells}.values():
         _prune(project.runs_dir / spec.name, spec)
+    cases = {(id(rec.cell.spec), rec.cell.case.id): (rec.cell.spec, rec.cell.case) for rec in cells}
+    for spec, case in cases.values():
+        _write_metadata(project.runs_dir / spec.name / case.id, spec, case)
     return written
 
 
@@ -123,8 +140,36 @@ def _write_view(project: Project, rec: CellRecords) -> bool:
     return True
 
 
+def eval_metadata(spec: Spec, case: Case) -> dict[str, Any]:
+    """skill-creator's eval_metadata.json of a case: its eval_id, name, prompt, and what its grading.json marks
+    (checks and expectations, by the names benchmark.json's assertions use)."""
+    assertions: list[dict[str, Any]] = [{"name": c.label, "description": c.name or c.label, "type": c.type}
+                                        for c in case.checks]
+    assertions += [{"name": case.expectation_name(i) or expectations_judge.entry_id(i), "description": text}
+                   for i, text in enumerate(case.expectations)]
+    return {"eval_id": case.result_id, "eval_name": case.id, "prompt": trials.prompt_text(case, spec.skill),
+            "assertions": assertions}
+
+
+def _write_metadata(folder: Path, spec: Spec, case: Case) -> None:
+    """eval_metadata.json beside the case's arm folders, where skill-creator keeps it (eval-<id>/), rewritten
+    only when it changed."""
+    from .results import write_json
+
+    path = folder / METADATA
+    data = eval_metadata(spec, case)
+    try:
+        if orjson.loads(path.read_bytes()) == data:
+            return
+    except (OSError, orjson.JSONDecodeError):
+        pass
+    folder.mkdir(parents=True, exist_ok=True)
+    write_json(path, data, schema=METADATA_SCHEMA, what=f"eval metadata {path}")
+
+
 def _fill(project: Project, rec: CellRecords, folder: Path) -> None:
-    from .results import write_grading, write_timing
+    from .results import grading_json, write_json, write_timing
+    from .results.files import GRADING
 
     store = project.store
     trial, grade = rec.trial, rec.grade
@@ -137,7 +182,9 @@ def _fill(project: Project, rec: CellRecords, folder: Path) -> None:
     write_timing(folder / "timing.json", trial)
     if grade is not None:
         _dump(folder / "grade.json", grade)
-        write_grading(folder / "grading.json", grade, trial)
+        names = {n for n in rec.cell.case.expectation_names if n}
+        write_json(folder / "grading.json", grading_json(grade, trial, names=names), schema=GRADING,
+                   what=f"grading {folder / 'grading.json'}")
     digest = kept_tree(trial)
     tree = store.get_json(digest) if digest else None
     if isinstance(tree, dict):

@@ -20,6 +20,8 @@ commands:
   init [SKILL]                  write a spec beside a skill (a starter skill if there is none)
   schema [NAME]                 print a JSON Schema; --path, --write DIR (for editors)
   grade --output FILE [SPEC]    grade an output you already have, without running the agent (clauditor's)
+  import FILE [-o OUT]          write the native spec of a clauditor/skill-creator/caliper/eva file
+  promote [SPEC…]               move a skill or prompt draft → tested → ready on passing results
   list, info, clean, forget, …  doit's commands (`skillmake help` lists them; `skillmake CMD --help`)"""
 
 
@@ -84,7 +86,7 @@ def _main(args: list[str]) -> int:
 
         return _say(f"skillmake {__version__}\ndoit {doit_version()}")
     console.configure(quiet=inv.quiet, verbose=bool(inv.verbose), color=inv.color)
-    if inv.command in ("validate", "report", "watch", "init", "schema"):
+    if inv.command in ("validate", "report", "watch", "init", "schema", "import", "promote"):
         return _own(inv.command, [*inv.args, *(["--help"] if inv.help else [])])
     if inv.command == "explain":
         if inv.help:
@@ -119,6 +121,14 @@ def _own(command: str, args: list[str]) -> int:
         from . import scaffold
 
         return int(scaffold.init_main(args) if command == "init" else scaffold.schema_main(args))
+    if command == "import":
+        from .importer import main as import_main
+
+        return import_main(args)
+    if command == "promote":
+        from .promote import main as promote_main
+
+        return promote_main(args)
     from .commands import specs
 
     return specs.validate(args) if command == "validate" else specs.report(args)

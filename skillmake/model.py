@@ -45,6 +45,7 @@ class Criterion:
 class Case:
     id: str
     index: int
+    eval_id: int | None = None  # skill-creator's integer id; results fall back to `index` without it
     prompt: str | None = None
     args: str | None = None
     description: str | None = None
@@ -58,7 +59,10 @@ class Case:
     checks: tuple[Check, ...] = ()
     rubric: str | None = None
     pass_threshold: int | None = None
-    expectations: tuple[str, ...] = ()
+    expectations: tuple[str, ...] = ()  # the statements' texts: what the judge sees and the grade key holds
+    # Names of the expectations written {text, name}, by position (None: unnamed); empty when none is named.
+    # Labels, not grade inputs: the judge never sees them, so they are applied to records when a view is built.
+    expectation_names: tuple[str | None, ...] = ()
     expected_output: str | None = None
     criteria: tuple[Criterion, ...] = ()
     sections: tuple[dict[str, Any], ...] = ()
@@ -69,6 +73,15 @@ class Case:
     @property
     def has_judge(self) -> bool:
         return bool(self.rubric or self.expectations or self.criteria or self.sections)
+
+    @property
+    def result_id(self) -> int:
+        """The integer id results give the case (benchmark.json, eval_metadata.json): eval_id, else its position."""
+        return self.index if self.eval_id is None else self.eval_id
+
+    def expectation_name(self, i: int) -> str | None:
+        """The name the i-th expectation was given, if any."""
+        return self.expectation_names[i] if i < len(self.expectation_names) else None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -90,10 +103,13 @@ class AgentConfig:
 
     def key_fragment(self) -> dict[str, Any]:
         command = list(self.command) if isinstance(self.command, tuple) else self.command
-        return {"kind": self.kind, "command": command, "model": self.model, "max_turns": self.max_turns,
-                "max_tokens": self.max_tokens, "budget_usd": self.budget_usd, "flags": list(self.flags),
-                "env": dict(self.env), "pass_env": sorted(self.pass_env),
-                "allowed_tools": list(self.allowed_tools), "sync_tasks": self.sync_tasks}
+        fragment = {"kind": self.kind, "command": command, "model": self.model, "max_turns": self.max_turns,
+                    "max_tokens": self.max_tokens, "budget_usd": self.budget_usd, "flags": list(self.flags),
+                    "env": dict(self.env), "pass_env": sorted(self.pass_env),
+                    "allowed_tools": list(self.allowed_tools), "sync_tasks": self.sync_tasks}
+        if not self.allow_hang_heuristic:  # only when off (it changes an outcome): every existing key stays
+            fragment["allow_hang_heuristic"] = False
+        return fragment
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -152,6 +168,8 @@ class Spec:
     extra_path: tuple[str, ...] = ()
     trigger_tests: dict[str, tuple[str, ...]] = field(default_factory=dict)
     tags: tuple[str, ...] = ()
+    format: str | None = None  # the other tool's format it was read from (skillmake.adapters); None: native
+    declared: frozenset[str] = frozenset()  # the top-level keys the spec (or its translation) writes
 
     @property
     def folder(self) -> str:

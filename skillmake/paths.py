@@ -10,7 +10,7 @@ from collections.abc import Callable
 ALLOWED_ROOTS_VAR = "SKILLMAKE_ALLOWED_ROOTS"
 # Never part of a skill: not hashed, not validated, not installed.
 SKILL_SKIP = frozenset({".git", "__pycache__", ".DS_Store", "node_modules", ".skillmake"})
-_EVAL_SUFFIXES = (".eval.yaml", ".eval.yml", ".eval.json")
+_EVAL_SUFFIXES = (".eval.yaml", ".eval.yml", ".eval.json", ".promotion.json")  # specs and their states
 
 
 def not_skill(folder: str, name: str, *, top: str) -> bool:

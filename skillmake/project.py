@@ -66,8 +66,8 @@ class Project:
         project = cls(root=root, store=Store(config.content_store), state_dir=state, keys=KeyMaker(root),
                       config=config, skipped=result.skipped, spec_files=result.files)
         for spec in result.specs:
-            head = result.heads.get(spec.path)
-            settings = overrides.spec_settings(spec, config, declared=head.keys if head else frozenset())
+            # What the spec writes (a seed's translation: clauditor's variance.n_runs is its `trials`).
+            settings = overrides.spec_settings(spec, config, declared=spec.declared)
             project.settings[spec.name] = settings
             project.specs.append(overrides.apply(spec, settings, config))
         for error in result.errors:

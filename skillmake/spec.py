@@ -57,7 +57,7 @@ def load_spec(path: str, *, root: str | None = None, schema_valid: set[str] | No
     if fmt is not None:
         return _load_seed(fmt, src, path, shown, root=root, default_agent=default_agent)
     folder = os.path.dirname(os.path.abspath(path))
-    if _lend_agent(src.data, default_agent, spec_folder=folder, root=os.path.abspath(root) if root else folder):
+    if lend_agent(src.data, default_agent, spec_folder=folder, root=os.path.abspath(root) if root else folder):
         schema_valid = None  # the text alone no longer decides what the schema sees
     named = _file_name_errors(src, path)
     digest = _file_digest(path) if schema_valid is not None else None
@@ -77,7 +77,7 @@ def load_spec(path: str, *, root: str | None = None, schema_valid: set[str] | No
     return _build(src.data, rules)
 
 
-def _lend_agent(data: dict[str, Any], default_agent: Mapping[str, Any] | None, *, spec_folder: str,
+def lend_agent(data: dict[str, Any], default_agent: Mapping[str, Any] | None, *, spec_folder: str,
                 root: str) -> bool:
     """A spec that names no agent runs on the project's (`[tool.skillmake] agent`, when it names a kind): the
     agent becomes part of the spec as if written there, so its trials share keys with a spec that writes it.
@@ -116,10 +116,10 @@ def _load_seed(fmt: str, src: Source, path: str, shown: str, *, root: str | None
     translation = reader.translate(src, path=os.path.abspath(path), root=project_root)
     if translation.agent_is_default and default_agent and "kind" in default_agent:
         chosen = translation.data.pop("agent")  # its other settings (clauditor's sync_tasks, …) still apply
-        _lend_agent(translation.data, default_agent, spec_folder=os.path.dirname(os.path.abspath(path)),
+        lend_agent(translation.data, default_agent, spec_folder=os.path.dirname(os.path.abspath(path)),
                     root=project_root)
         translation.data["agent"].update({k: v for k, v in chosen.items() if k not in ("kind", "command")})
-    if not _lend_agent(translation.data, default_agent, spec_folder=os.path.dirname(os.path.abspath(path)),
+    if not lend_agent(translation.data, default_agent, spec_folder=os.path.dirname(os.path.abspath(path)),
                        root=project_root) and "agent" not in translation.data:
         raise SpecErrors([SpecError(f"this {fmt} spec names no agent, and the project sets none", loc=src.locate(""),
                                     hint=f"{fmt} files never name one: set it for the project, e.g. in "
@@ -135,7 +135,7 @@ def _load_seed(fmt: str, src: Source, path: str, shown: str, *, root: str | None
         # Shown under the seed's own names: the pointer a seed user can find in their file.
         raise SpecErrors([SpecError(e.message, hint=e.hint, loc=dataclasses.replace(
             e.loc, pointer=translation.seed_pointer(e.loc.pointer))) if e.loc else e for e in errors])
-    return _build(native.data, rules)
+    return dataclasses.replace(_build(native.data, rules), format=fmt)
 
 
 def _file_name_errors(src: Source, path: str) -> list[SpecError]:
@@ -217,7 +217,8 @@ def _build(data: dict[str, Any], rules: Rules) -> Spec:
         thresholds=Thresholds(**data.get("thresholds", {})),
         forbidden_files=tuple(sandbox.get("forbidden_files", ())),
         extra_path=tuple(sandbox.get("extra_path", ())),
-        trigger_tests={k: tuple(v) for k, v in triggers.items()}, tags=tuple(data.get("tags", ())))
+        trigger_tests={k: tuple(v) for k, v in triggers.items()}, tags=tuple(data.get("tags", ())),
+        declared=frozenset(data))
 
 
 def _case(data: dict[str, Any], raw: dict[str, Any], i: int, inputs: list[InputFile]) -> Case:

@@ -7,6 +7,10 @@ A *cell* is one case under one arm over its n trials (one grade record each). De
   has not shown that the skill works.
 - pass@k = 1 − C(n−c, k) / C(n, k), the unbiased estimator of "at least one of k samples
   passes" (Chen et al. 2021, HumanEval), for 1 ≤ k ≤ n.
+- caliper's pass@k = 1 − (1 − c/n)^k, the plug-in estimator of the same chance (caliper's own formula,
+  which it uses with k = n: 1 − (1 − successes/k)^k). It reads low (with n = k = 3, one pass gives 0.704 and
+  two 0.963, where the unbiased estimator gives 1.0 for both), but it is the number a caliper user knows, so
+  every report carries it beside the unbiased one, each under its own name.
 - pass^k = (c / n)^k, the plug-in estimator of "all of k samples pass" (τ-bench's pass^k).
   It is not the unbiased C(c, k) / C(n, k); the plug-in form is defined for any k ≥ 1 and is
   what the report shows.
@@ -47,6 +51,12 @@ def pass_at_k(n: int, c: int, k: int) -> float:
     if n - c < k:
         return 1.0
     return 1.0 - math.comb(n - c, k) / math.comb(n, k)
+
+
+def pass_at_k_caliper(n: int, c: int, k: int) -> float:
+    """caliper's pass@k = 1 − (1 − c / n)^k (plug-in estimator; caliper's own formula with k = n)."""
+    _check_counts(n, c, k)
+    return 1.0 - (1.0 - c / n) ** k
 
 
 def pass_hat_k(n: int, c: int, k: int) -> float:
@@ -94,6 +104,7 @@ class CellStats:
     stability: float | None
     mean_score: float | None
     outcomes: dict[str, int] = field(default_factory=dict)
+    pass_at_k_caliper: float | None = None
 
     @property
     def all_passed(self) -> bool:
@@ -112,6 +123,7 @@ def cell_stats(grades: Sequence[Mapping[str, Any]], *, k: int | None = None) -> 
                      pass_rate=c / n if n else None,
                      pass_at_k=pass_at_k(n, c, kk) if n else None,
                      pass_hat_k=pass_hat_k(n, c, kk) if n else None,
+                     pass_at_k_caliper=pass_at_k_caliper(n, c, kk) if n else None,
                      stability=stability(grades), mean_score=mean_score(grades), outcomes=outcomes)
 
 
@@ -128,6 +140,7 @@ class ArmStats:
     pass_hat_k: float | None
     stability: float | None
     mean_score: float | None
+    pass_at_k_caliper: float | None = None
 
 
 def _mean(values: Sequence[float | None]) -> float | None:
@@ -140,7 +153,8 @@ def arm_stats(cells: Sequence[CellStats]) -> ArmStats:
                     cases_passed=sum(1 for c in cells if c.all_passed),
                     pass_rate=_mean([c.pass_rate for c in cells]), pass_at_k=_mean([c.pass_at_k for c in cells]),
                     pass_hat_k=_mean([c.pass_hat_k for c in cells]), stability=_mean([c.stability for c in cells]),
-                    mean_score=_mean([c.mean_score for c in cells]))
+                    mean_score=_mean([c.mean_score for c in cells]),
+                    pass_at_k_caliper=_mean([c.pass_at_k_caliper for c in cells]))
 
 
 def delta(with_value: float | None, without_value: float | None) -> float | None:
@@ -154,5 +168,5 @@ DELTA_METRICS = ("pass_rate", "pass_at_k", "pass_hat_k", "mean_score")
 
 
 def baseline_delta(with_skill: ArmStats, without_skill: ArmStats) -> dict[str, float | None]:
-    """with_skill − without_skill for pass rate, pass@k, pass^k and mean score."""
+    """with_skill − without_skill for pass rate, pass@k, pass^k and mean score (caliper's pass@k: delta())."""
     return {m: delta(getattr(with_skill, m), getattr(without_skill, m)) for m in DELTA_METRICS}

@@ -17,7 +17,8 @@ DEFAULT_BACKEND = "claude-code"  # caliper's default for both skill.backend and 
 
 NOTES = (
     "caliper run's --k 3 and --timeout 120 defaults are run options: skillmake's trials/timeout settings apply",
-    "caliper's pass@k (1 - (1 - c/k)^k) is not reported; skillmake reports the unbiased estimator",
+    "caliper's pass@k (1 - (1 - c/k)^k) is reported first, as pass_at_k_caliper, beside skillmake's unbiased "
+    "pass_at_k",
     "assert: runs in the trial's workspace after cleanup (caliper: in the spec's folder, before cleanup)",
 )
 

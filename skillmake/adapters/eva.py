@@ -10,12 +10,14 @@ from typing import Any
 
 from ..config import load_config
 from ..errors import Location, SpecError, SpecErrors
+from ..model import Spec
 from ..paths import spec_file_problem
 from ..source import Source, read_source
 from . import Translation
 from .detect import seed_spec_name
 
 PROMPT_FILE = "prompt.xml"
+EVAL_FILES = ("eval.yml", "eval.yaml")
 INPUTS_FILE = "inputs.yml"
 # eva sends the rendered prompt to the `claude` CLI (`_claude(rendered, model, timeout)`); a project names another
 # agent in its config (`[tool.skillmake] agent = {kind = "command", command = [...]}`).
@@ -29,6 +31,16 @@ OPS: dict[str, tuple[str, str]] = {
     "matches": ("matches", "pattern"), "not_matches": ("not_matches", "pattern"),
     "min_tokens": ("min_tokens", "count"), "max_tokens": ("max_tokens", "count"),
 }
+
+
+def is_eva_spec(spec: Spec) -> bool:
+    """Whether a loaded spec is an eva eval: an `eval.yml` whose thing under test is the prompt.xml beside it
+    (what this adapter makes; a native spec names a SKILL.md folder or a command .md). Results read this to
+    write eva's own files (the `.eval.jsonl` history) for eva's evals only."""
+    if os.path.basename(spec.path) not in EVAL_FILES or spec.skill.kind != "prompt":
+        return False
+    beside = os.path.join(os.path.dirname(spec.path), PROMPT_FILE)
+    return os.path.realpath(spec.skill.path) == os.path.realpath(beside)
 
 
 class EvaAdapter:

@@ -1,7 +1,8 @@
 """Anthropic skill-creator's `<skill>/evals/evals.json` (and `trigger-eval-set.json` beside it) as a native spec.
 
 The mapping (docs/formats.md): the skill is the folder holding `evals/`; eval `id` 3 is case `eval-3` (the name
-skill-creator gives the eval's run folder, `eval-3/with_skill/`); `files` are relative to the skill's folder;
+skill-creator gives the eval's run folder, `eval-3/with_skill/`) with `eval_id: 3` (the id its results carry);
+`assertions[]` are expectations named by their `name`; `files` are relative to the skill's folder;
 `expectations` and `assertions[].description` are both statements a judge marks passed or failed; every eval runs
 with and without the skill, as skill-creator's benchmark does. No agent is named: the project's
 `[tool.skillmake] agent` runs it (spec.load_spec lends it), as for any spec that names none.
@@ -92,8 +93,9 @@ def _case(raw: dict[str, Any], i: int, *, src: Source, skill: str, spec_dir: str
         errors.append(SpecError(f"duplicate eval id {eval_id}", loc=src.locate(f"{seed}/id"),
                                 hint=f"it is already used by /evals/{seen[eval_id]}; ids must be unique"))
     seen.setdefault(eval_id, i)
-    case: dict[str, Any] = {"id": case_id(eval_id), "prompt": raw["prompt"]}
-    origin = {base: seed, f"{base}/id": f"{seed}/id", f"{base}/prompt": f"{seed}/prompt"}
+    case: dict[str, Any] = {"id": case_id(eval_id), "eval_id": eval_id, "prompt": raw["prompt"]}
+    origin = {base: seed, f"{base}/id": f"{seed}/id", f"{base}/eval_id": f"{seed}/id",
+              f"{base}/prompt": f"{seed}/prompt"}
     notes: list[str] = []
     if "expected_output" in raw:
         case["expected_output"] = raw["expected_output"]
@@ -105,14 +107,16 @@ def _case(raw: dict[str, Any], i: int, *, src: Source, skill: str, spec_dir: str
     if files:
         case["input_files"] = files
         origin[f"{base}/input_files"] = f"{seed}/files"
-    statements: list[str] = []
+    statements: list[str | dict[str, str]] = []
     for k, text in enumerate(raw.get("expectations", [])):
         origin[f"{base}/expectations/{len(statements)}"] = f"{seed}/expectations/{k}"
         statements.append(text)
     for k, assertion in enumerate(raw.get("assertions", [])):
-        origin[f"{base}/expectations/{len(statements)}"] = f"{seed}/assertions/{k}/description"
-        statements.append(assertion["description"])
-        notes.append("assertions[].name: kept in the seed only; the grade names the assertion by its description")
+        at = f"{base}/expectations/{len(statements)}"
+        origin.update({at: f"{seed}/assertions/{k}", f"{at}/text": f"{seed}/assertions/{k}/description",
+                       f"{at}/name": f"{seed}/assertions/{k}/name"})
+        # Named, so grading.json, benchmark.json and eval_metadata.json call it what skill-creator does.
+        statements.append({"text": assertion["description"], "name": assertion["name"]})
         if "type" in assertion:
             notes.append("assertions[].type: informative; the judge grades the description")
     if not statements and raw.get("expected_output", "").strip():

@@ -16,6 +16,7 @@ import orjson
 from .. import atomic
 from .. import grade as grading
 from ..canonical import digest_json
+from ..checkout import labels_digest
 from ..keys import TrialKey, grade_key, grade_part
 from ..model import Arm, Case, Spec
 from ..project import Project
@@ -58,16 +59,18 @@ class SpecPlan:
     def inputs_digest(self) -> str | None:
         """Digest of every trial and grade key of the spec: the report's (and the views') inputs, known only
         when all are cached."""
-        return report_inputs({i.name: (i.tkey.key, i.grade_key) for i in self.items}) if self.complete else None
+        return (report_inputs({i.name: (i.tkey.key, i.grade_key) for i in self.items}, labels=labels_digest(self.spec))
+                if self.complete else None)
 
 
-def report_inputs(keys: dict[str, tuple[str, str | None]]) -> str | None:
+def report_inputs(keys: dict[str, tuple[str, str | None]], *, labels: str | None = None) -> str | None:
     """The digest a report stamps and its task compares: every cell's trial and grade key, None while a grade
     is missing. The trial key counts too: a cell whose trial changed but graded the same still shows another
     record in its folder."""
     if not all(grade for _, grade in keys.values()):
         return None
-    return digest_json(sorted(keys.items()))
+    # `labels`: names a view shows but no key holds (eval ids, expectation names): a rename re-renders, runs nothing.
+    return digest_json(sorted(keys.items())) if labels is None else digest_json([sorted(keys.items()), labels])
 
 
 def plan_spec(project: Project, spec: Spec) -> SpecPlan:

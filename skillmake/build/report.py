@@ -47,10 +47,32 @@ def cells_of(project: Project, plan: SpecPlan) -> list[CellRecords]:
             for i in plan.items]
 
 
-def build_and_write(project: Project, plan: SpecPlan) -> str | None:
+def results_gate(project: Project, plan: SpecPlan) -> str | None:
+    """None when the spec's latest results are of the spec as it is now (every trial and grade key is the one
+    its last report was built from) and passed; else one line saying why not. `skillmake promote` reads it."""
+    name = plan.spec.name
+    stamp = _stamp(project, plan)
+    if stamp is None:
+        return f"{name}: it has no results yet; run `skillmake` first"
+    if stamp.get("inputs") is None or stamp.get("inputs") != plan.inputs_digest():
+        return (f"{name}: its last results are not of the spec as it is now (a case, the skill, a fixture or a "
+                f"setting changed since); run `skillmake` first")
+    if not stamp.get("passed"):
+        problems = [str(p) for p in stamp.get("problems", [])]
+        first = problems[0].removeprefix(f"{name}: ") if problems else "its verdict was red"
+        return f"{name}: its last results did not pass: {first}"
+    return None
+
+
+def build_and_write(project: Project, plan: SpecPlan, *, evaluated: bool = True) -> str | None:
     """Check out every cell's folder, write the spec's report files and print its summary; the failure
-    message when the spec's verdict is red."""
+    message when the spec's verdict is red.
+
+    `evaluated`: this is a run that evaluated the spec (its report task), not a re-render (`skillmake
+    report`): an eva eval gets its `.eval.jsonl` row only then (results/eva_history.py says why)."""
+    from ..adapters.eva import is_eva_spec
     from ..results import junit_xml, publish, render_summary, write_junit
+    from ..results.eva_history import append_eva_row, eva_history_path, eva_row
     from ..results.html import html_report
 
     cells = cells_of(project, plan)
@@ -69,6 +91,9 @@ def build_and_write(project: Project, plan: SpecPlan) -> str | None:
     problems = list(verdict["reasons"]) if not verdict["passed"] else []
     if problems:
         problems.extend(_failed_checks(plan, report))
+    if evaluated and is_eva_spec(plan.spec):
+        # Before the stamp: if the row cannot be written, the report is not up to date and the next run adds it.
+        append_eva_row(eva_history_path(plan.spec.path), eva_row(report, ts=now))
     atomic.write_bytes(folder / STAMP, orjson.dumps({"inputs": report_inputs(keys), "passed": verdict["passed"],
                                                      "problems": problems}))
     previous = {plan.spec.name: published.previous} if published.previous else None

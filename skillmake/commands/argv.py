@@ -15,7 +15,7 @@ from typing import Any
 from ..errors import UsageError
 
 # The commands skillmake implements itself (everything else is a doit command or a task name).
-OWN_COMMANDS = ("validate", "explain", "report", "watch", "init", "schema")
+OWN_COMMANDS = ("validate", "explain", "report", "watch", "init", "schema", "import", "promote")
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from ..model import Case, Spec
@@ -53,6 +54,24 @@ def ids(case: Case) -> list[str]:
     return [f"E{i}" for i in range(1, len(case.expectations) + 1)]
 
 
+def entry_id(i: int) -> str:
+    """The id a grade record gives the i-th expectation's verdict."""
+    return f"expectation-{i}"
+
+
+def named(case: Case, entries: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A grade's entries with each named expectation's verdict under its name (skill-creator's assertion name).
+
+    Names are applied here, to the records a cell shows, not by the judge: the judge never sees them, a grade
+    record is shared by every case with the same statements whatever they call them, and renaming one must not
+    re-grade (the grade key holds only the texts)."""
+    names = {entry_id(i): name for i, name in enumerate(case.expectation_names) if name}
+    if not names:
+        return list(entries)
+    return [dict(e, id=names[e["id"]]) if e.get("source") == "judge" and e.get("id") in names else e
+            for e in entries]
+
+
 def request(spec: Spec, case: Case, material: str) -> JudgeRequest:
     listed = "\n".join(f"- {eid}: {text}" for eid, text in zip(ids(case), case.expectations, strict=True))
     expected = (f"<expected_output>\n{case.expected_output}\n</expected_output>\n\n"
@@ -76,5 +95,5 @@ def verdicts(spec: Spec, case: Case, data: dict[str, Any]) -> list[dict[str, Any
         item = by_id[eid]
         passed = bool(item["passed"])
         out.append({"text": text, "passed": passed, "evidence": item["evidence"].strip() or "(no evidence given)",
-                    "source": "judge", "id": f"expectation-{i}", "score": 1.0 if passed else 0.0})
+                    "source": "judge", "id": entry_id(i), "score": 1.0 if passed else 0.0})
     return out

@@ -1,8 +1,9 @@
 """Judge preflight: whether every spec that needs a judge can reach one, checked before any trial runs.
 
 Only what can be known without a call: the provider is supported, its credentials are set, a configured base
-URL is an http(s) URL, and for the claude-code judge the CLI is installed. Resolution is the judges' own
-(resolve.choose, then skillmake.settings), so the check and the judging never disagree.
+URL is an http(s) URL, and for the claude-code and codex judges the CLI is installed (for codex, also a key or a
+`codex login`). Resolution is the judges' own (resolve.choose, then skillmake.settings), so the check and the
+judging never disagree.
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ from ..model import Spec
 from .resolve import Choice, applicable, choose, endpoint
 
 _KEYS = {"anthropic": "ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN)", "openai": "OPENAI_API_KEY (or CODEX_API_KEY)"}
-_URLS = {"anthropic": "ANTHROPIC_BASE_URL", "openai": "OPENAI_BASE_URL", "claude-code": "ANTHROPIC_BASE_URL"}
+_URLS = {"anthropic": "ANTHROPIC_BASE_URL", "openai": "OPENAI_BASE_URL", "claude-code": "ANTHROPIC_BASE_URL",
+         "codex": "OPENAI_BASE_URL"}
 
 
 def judge_problems(specs: Iterable[Spec], *, environ: Mapping[str, str] | None = None) -> list[str]:
@@ -47,6 +49,8 @@ def _problems(spec: Spec, env: Mapping[str, str]) -> list[str]:
             out.append(f"the judge needs the claude CLI ({which}); install it (npm install -g "
                        f"@anthropic-ai/claude-code, or scripts/setup.sh), set {CLI_ENV} to its path, "
                        "or change judge.provider")
+    elif choice.provider == "codex":
+        out.extend(_codex_problems(target.secrets, env, which))
     elif not sdk.available(choice.provider):
         out.append(f"the judge needs the {choice.provider} Python SDK ({which}); {sdk.missing_hint(choice.provider)}")
     elif not target.secrets:
@@ -55,6 +59,19 @@ def _problems(spec: Spec, env: Mapping[str, str]) -> list[str]:
         variable = _URLS[choice.provider]
         out.append(f"{variable}={target.base_url!r} is not an http(s) URL ({which}); set it to one "
                    "(e.g. http://127.0.0.1:8080), or unset it to use the provider's own")
+    return out
+
+
+def _codex_problems(secrets: tuple[str, ...], env: Mapping[str, str], which: str) -> list[str]:
+    from .codex_provider import CLI_ENV, binary, logged_in
+
+    out = []
+    if binary() is None:
+        out.append(f"the judge needs the codex CLI ({which}); install it (npm install -g @openai/codex, or "
+                   f"scripts/setup.sh), set {CLI_ENV} to its path, or change judge.provider")
+    if not secrets and not logged_in(env):  # without a key, Codex judges on the user's own login
+        out.append(f"the judge needs OPENAI_API_KEY (or CODEX_API_KEY) or a codex login ({which}); set one, run "
+                   "`codex login`, or change judge.provider")
     return out
 
 

@@ -14,8 +14,9 @@ from .base import Endpoint
 from .render import RENDER_VERSION, context_of
 
 JUDGES = (rubric, criteria, expectations, sections)  # run in this order
-PROVIDERS = ("anthropic", "openai", "claude-code")  # the ones implemented; the schema also names codex
-DEFAULT_MODELS = {"anthropic": "claude-sonnet-4-6", "openai": "gpt-5.4", "claude-code": "claude-sonnet-4-6"}
+PROVIDERS = ("anthropic", "openai", "claude-code", "codex")
+DEFAULT_MODELS = {"anthropic": "claude-sonnet-4-6", "openai": "gpt-5.4", "claude-code": "claude-sonnet-4-6",
+                  "codex": "gpt-5.4"}
 PROVIDER_ENV = ENV["judge_provider"]  # SKILLMAKE_JUDGE_PROVIDER
 __all__ = ["PROVIDER_ENV", "Choice", "applicable", "choose", "endpoint", "infer_provider", "judge_key"]
 
@@ -65,8 +66,9 @@ def endpoint(choice: Choice, *, environ: Mapping[str, str] | None = None) -> End
     the agents' model, and a judge must not change with them."""
     from .. import settings
 
-    resolved = (settings.resolve_openai(choice.model, environ=environ) if choice.provider == "openai"
-                else settings.resolve_anthropic(choice.model, environ=environ))  # claude-code talks to Anthropic
+    # claude-code talks to Anthropic, codex to OpenAI (OPENAI_BASE_URL, OPENAI_API_KEY or CODEX_API_KEY)
+    resolved = (settings.resolve_openai(choice.model, environ=environ) if choice.provider in ("openai", "codex")
+                else settings.resolve_anthropic(choice.model, environ=environ))
     return Endpoint(provider=choice.provider, model=choice.model, base_url=resolved.base_url,
                     api_key=resolved.api_key, auth_token=resolved.auth_token)
 
@@ -88,10 +90,15 @@ def judge_key(spec: Spec, case: Case) -> dict[str, Any]:
         # The prompts show the task; a changed prompt with a byte-identical output must still re-judge.
         "context": context_of(case),
     }
-    if choice.provider == "claude-code":  # a CLI upgrade may change how it asks the model: re-judge
+    # A CLI upgrade may change how it asks the model: re-judge. Only the CLI providers' keys hold a version.
+    if choice.provider == "claude-code":
         from .claude_code_provider import version
 
         key["cli_version"] = version()
+    elif choice.provider == "codex":
+        from .codex_provider import version as codex_version
+
+        key["cli_version"] = codex_version()
     if rubric.applies(case):
         key["pass_threshold"] = rubric.threshold(spec, case)  # spec-level, so not in the case's grade fragment
     return key

@@ -8,13 +8,13 @@ from typing import Any
 from ..agents.base import Usage
 from ..model import Case, Spec
 from ..redact import redact_text
-from . import anthropic_provider, claude_code_provider, openai_provider, verdict
+from . import anthropic_provider, claude_code_provider, codex_provider, openai_provider, verdict
 from .base import Endpoint, JudgeCallError, JudgeOutcome, ReplyError, add_usage
 from .render import material
 from .resolve import applicable, choose, endpoint
 
 _PROVIDERS = {"anthropic": anthropic_provider.complete, "openai": openai_provider.complete,
-              "claude-code": claude_code_provider.complete}
+              "claude-code": claude_code_provider.complete, "codex": codex_provider.complete}
 _AGAIN = "it is judged again on the next build (if this repeats, try another judge.model)"
 
 

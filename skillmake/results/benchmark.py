@@ -1,9 +1,11 @@
-"""benchmark.json in Anthropic skill-creator's shape: configurations, per-test assertions, deltas."""
+"""benchmark.json in Anthropic skill-creator's shape: configurations, per-test assertions, deltas, and the history
+of iterations."""
 
 from __future__ import annotations
 
+import datetime as dt
 import statistics
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..model import WITH_SKILL, WITHOUT_SKILL, Spec
@@ -46,7 +48,7 @@ def _configuration(spec: Spec, arm: str, cells: dict[tuple[str, str], list[Recor
         runs.extend(float(run_summary(g, i)["pass_rate"]) for g, i in zip(grades, items, strict=True))
         all_tokens.extend(tokens)
         all_secs.extend(secs)
-        tests.append({"eval_id": case.index, "eval_name": case.id, "assertions": _assertions(items),
+        tests.append({"eval_id": case.result_id, "eval_name": case.id, "assertions": _assertions(items),
                       "tokens": _spread(tokens, digits=1), "duration_seconds": _spread(secs, digits=2)})
     overall = {"pass_rate": round(statistics.fmean(runs), 4) if runs else None,
                "avg_tokens": round(statistics.fmean(all_tokens), 1) if all_tokens else None,
@@ -87,7 +89,45 @@ def benchmark_json(spec: Spec, trials: Sequence[Record], grades: Sequence[Record
     for arm in spec.arms:
         config, overall[arm.name] = _configuration(spec, arm.name, cells, by_key)
         configurations.append(config)
-    entry: dict[str, Any] = {"iteration": iteration, "timestamp": timestamp, "configurations": configurations}
+    entry: dict[str, Any] = {"iteration": iteration, "timestamp": skill_creator_time(timestamp),
+                             "configurations": configurations}
     if WITH_SKILL in overall and WITHOUT_SKILL in overall:
         entry["deltas"] = deltas(overall[WITH_SKILL], overall[WITHOUT_SKILL])
     return {"skill_name": spec.skill.name, "iterations": [entry]}
+
+
+def skill_creator_time(timestamp: str) -> str:
+    """An ISO timestamp in skill-creator's form, UTC to the second with a Z: "2025-02-26T12:34:56Z".
+
+    A naive time is taken as UTC; text that is not an ISO time is kept as given."""
+    try:
+        when = dt.datetime.fromisoformat(timestamp)
+    except ValueError:
+        return timestamp
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=dt.UTC)
+    return when.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def with_history(previous: Mapping[str, Any] | None, current: Mapping[str, Any]) -> dict[str, Any]:
+    """benchmark.json keeping skill-creator's iteration history: `current` (one iteration, from benchmark_json)
+    added to the `previous` file's iterations as the next one, when its results differ from the last iteration's.
+
+    A run that changed no result leaves the file as it was, timestamp included (as history.jsonl adds no row),
+    so `iterations[]` grows once per change of results. A previous file of another skill, or none (missing,
+    unreadable or invalid: the caller reads it validated), starts the history again at iteration 1.
+    """
+    entry = dict(current["iterations"][-1])
+    past = list(previous.get("iterations", ())) if previous else []
+    if not past or previous is None or previous.get("skill_name") != current["skill_name"]:
+        return {"skill_name": current["skill_name"], "iterations": [dict(entry, iteration=1)]}
+    last = past[-1]
+    if _results(last) == _results(entry):
+        return dict(previous)
+    entry["iteration"] = int(last["iteration"]) + 1
+    return {**previous, "skill_name": current["skill_name"], "iterations": [*past, entry]}
+
+
+def _results(entry: Mapping[str, Any]) -> dict[str, Any]:
+    """What an iteration found, without when and which one it was."""
+    return {k: v for k, v in entry.items() if k not in ("iteration", "timestamp")}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Any
 
 from .records import Record, tokens_of
@@ -44,22 +45,29 @@ def run_summary(grade: Record, items: list[dict[str, Any]]) -> dict[str, Any]:
     return {"passed": passed, "failed": total - passed, "total": total, "pass_rate": round(rate, 4)}
 
 
-def grading_json(grade: Record, trial: Record | None = None) -> dict[str, Any]:
+def grading_json(grade: Record, trial: Record | None = None, *, names: Collection[str] = ()) -> dict[str, Any]:
     """{"expectations": [{text, passed, evidence}], "summary": {...}} from one grade record.
 
     With the trial record it grades, a "timing" block (executor / grader / total seconds) is
-    added, as skill-creator's grader writes it. The viewer depends on exactly text/passed/evidence,
-    so only those three are written.
+    added, as skill-creator's grader writes it. The viewer depends on exactly text/passed/evidence;
+    an expectation the spec named (one of `names`, e.g. skill-creator's assertion name) also carries
+    its `name`, the one benchmark.json's assertions use, so the two files can be joined.
     """
     items = run_expectations(grade)
-    out: dict[str, Any] = {"expectations": [{k: i[k] for k in ("text", "passed", "evidence")} for i in items],
-                           "summary": run_summary(grade, items)}
+    out: dict[str, Any] = {"expectations": [_shown(i, names) for i in items], "summary": run_summary(grade, items)}
     if trial is not None:
         executor = float(trial["timing"]["duration_ms"]) / 1000
         grader = float(grade["timing"]["duration_ms"]) / 1000
         out["timing"] = {"executor_duration_seconds": round(executor, 1), "grader_duration_seconds": round(grader, 1),
                          "total_duration_seconds": round(executor + grader, 1)}
     return out
+
+
+def _shown(item: dict[str, Any], names: Collection[str]) -> dict[str, Any]:
+    shown = {k: item[k] for k in ("text", "passed", "evidence")}
+    if item["name"] in names:
+        shown["name"] = item["name"]
+    return shown
 
 
 def timing_json(trial: Record) -> dict[str, Any]:

@@ -8,6 +8,7 @@ from typing import Any
 
 from ..stats import delta
 from .history import Change, compare
+from .report import headline_pass_at_k
 
 Report = Mapping[str, Any]
 
@@ -81,6 +82,24 @@ def _usage(usage: Mapping[str, Any]) -> tuple[str, str]:
     return ("—" if tokens is None else f"{tokens:,}", "—" if cost is None else f"${cost:.4f}")
 
 
+def _estimators(report: Report) -> list[tuple[str, str]]:
+    """(field, label) of the pass@k columns: a caliper spec leads with caliper's pass@k and shows the unbiased one
+    beside it, each named; any other spec shows the unbiased one, as the terminal does (report.json has both)."""
+    fields = headline_pass_at_k(report)
+    if len(fields) == 1:
+        return [("pass_at_k", "pass@k")]
+    return [(m, "pass@k (caliper)" if m == "pass_at_k_caliper" else "pass@k (unbiased)") for m in fields]
+
+
+_TITLES = {"pass_at_k": "unbiased estimator 1 − C(n−c, k) / C(n, k)",
+           "pass_at_k_caliper": "caliper's pass@k 1 − (1 − c/n)^k"}
+
+
+def _th(label: str, field: str | None = None) -> str:
+    title = f' title="{_e(_TITLES[field])}"' if field in _TITLES else ""
+    return f"<th{title}>{_e(label)}</th>"
+
+
 def _verdict(report: Report) -> str:
     """The banner: the spec's verdict and every reason it failed, then the gates that were met."""
     verdict = report["verdict"]
@@ -100,16 +119,19 @@ def _verdict(report: Report) -> str:
 
 def _arms(report: Report, previous: Report | None) -> str:
     prev_arms = (previous or {}).get("arms", {})
-    head = ["arm", "pass rate", "mean score", "stability", "pass@k", "pass^k", "cases passed", "tokens",
-            "cost", "mean time"] + (["Δ prev"] if previous else [])
-    out = ["<table><thead><tr>" + "".join(f"<th>{h}</th>" for h in head) + "</tr></thead><tbody>"]
+    estimators = _estimators(report)
+    head = [_th(h) for h in ("arm", "pass rate", "mean score", "stability")]
+    head += [_th(label, m) for m, label in estimators]
+    head += [_th(h) for h in ("pass^k", "cases passed", "tokens", "cost", "mean time")]
+    head += [_th("Δ prev")] if previous else []
+    out = ["<table><thead><tr>" + "".join(head) + "</tr></thead><tbody>"]
     for name, arm in report["arms"].items():
         tokens, cost = _usage(arm["usage"]["total"])
         mean_ms = arm["duration_ms"]["mean"]
         tag = "" if arm["skill"] else '<span class="tag">baseline</span>'
         cells = [f"<td>{_e(name)}{tag}</td>", _rate(arm["passed"], arm["n"], arm["pass_rate"])]
-        cells += [f'<td class="num">{_num(arm[m])}</td>' for m in ("mean_score", "stability", "pass_at_k",
-                                                                 "pass_hat_k")]
+        metrics = ("mean_score", "stability", *(m for m, _ in estimators), "pass_hat_k")
+        cells += [f'<td class="num">{_num(arm.get(m))}</td>' for m in metrics]
         cells += [f'<td class="num">{arm["cases_passed"]}/{arm["cases"]}</td>', f'<td class="num">{tokens}</td>',
                   f'<td class="num">{cost}</td>',
                   f'<td class="num">{_ms(mean_ms)}</td>']
@@ -121,9 +143,8 @@ def _arms(report: Report, previous: Report | None) -> str:
     base = report.get("baseline")
     if base:
         d = base["delta"]
-        bits = ", ".join(f"{label} <b>{'—' if d[m] is None else f'{d[m]:+.2f}'}</b>" for m, label in (
-            ("pass_rate", "pass rate"), ("mean_score", "mean score"), ("pass_at_k", "pass@k"),
-            ("pass_hat_k", "pass^k")))
+        shown = [("pass_rate", "pass rate"), ("mean_score", "mean score"), *estimators, ("pass_hat_k", "pass^k")]
+        bits = ", ".join(f"{_e(label)} <b>{'—' if d.get(m) is None else f'{d[m]:+.2f}'}</b>" for m, label in shown)
         out.append(f'<p class="meta">Baseline: {_e(base["arm"])} vs {_e(base["against"])}: {bits}</p>')
     return "".join(out)
 
@@ -158,9 +179,12 @@ def _cells(report: Report, previous: Report | None) -> str:
     against = {r["case"]: r["pass_rate"] for r in report["rows"] if base and r["arm"] == base["against"]}
     changes = {(c.case, c.arm): c for c in compare(previous, report).changes} if previous else {}
     k = max((r["k"] for r in report["rows"]), default=report["spec"]["trials"])
-    head = ["case", "arm", "passed", f"pass@{k}", f"pass^{k}", "mean score", "Δ baseline"]
-    head += ["Δ prev"] if previous else []
-    out = ["<table><thead><tr>" + "".join(f"<th>{_e(h)}</th>" for h in head) + "</tr></thead><tbody>"]
+    estimators = _estimators(report)
+    head = [_th(h) for h in ("case", "arm", "passed")]
+    head += [_th(label.replace("@k", f"@{k}"), m) for m, label in estimators]
+    head += [_th(h) for h in (f"pass^{k}", "mean score", "Δ baseline")]
+    head += [_th("Δ prev")] if previous else []
+    out = ["<table><thead><tr>" + "".join(head) + "</tr></thead><tbody>"]
     for row in report["rows"]:
         skill = report["arms"].get(row["arm"], {}).get("skill", True)
         tags = '<span class="tag">required</span>' if row["required"] else ""
@@ -170,8 +194,8 @@ def _cells(report: Report, previous: Report | None) -> str:
             tags += f'<span class="tag bad">{row["n"]}/{row["expected"]} graded</span>'
         cells = [f"<td>{_e(row['case'])}{tags}</td>", f"<td>{_e(row['arm'])}</td>",
                  _rate(row["passed"], row["n"], row["pass_rate"]),
-                 f'<td class="num">{_num(row["pass_at_k"])}</td>', f'<td class="num">{_num(row["pass_hat_k"])}</td>',
-                 f'<td class="num">{_num(row["mean_score"])}</td>']
+                 *(f'<td class="num">{_num(row.get(m))}</td>' for m, _ in estimators),
+                 f'<td class="num">{_num(row["pass_hat_k"])}</td>', f'<td class="num">{_num(row["mean_score"])}</td>']
         if base and row["arm"] != base["against"] and row["case"] in against:
             cells.append(_delta(delta(row["pass_rate"], against[row["case"]]),
                                 title=f"{base['against']} pass rate {_num(against[row['case']])}"))

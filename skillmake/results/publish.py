@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from ..model import Spec
-from .benchmark import benchmark_json
-from .files import append_history, read_report, write_benchmark, write_report
+from .benchmark import benchmark_json, with_history
+from .files import BENCHMARK, append_history, read_json, read_report, write_benchmark, write_report
 from .history import Comparison, compare, history_row
 from .records import Record
 from .report import build_report
@@ -40,6 +40,8 @@ def publish(folder: str | Path, spec: Spec, trials: Sequence[Record], grades: Se
     previous = read_report(base / REPORT_FILE)
     report = build_report(spec, trials, grades, generated=now, run_id=run_id)
     write_report(base / REPORT_FILE, report)
-    write_benchmark(base / BENCHMARK_FILE, benchmark_json(spec, trials, grades, timestamp=now))
+    # skill-creator's iteration history: a run that changed results adds an iteration, one that did not, nothing.
+    earlier = read_json(base / BENCHMARK_FILE, schema=BENCHMARK)
+    write_benchmark(base / BENCHMARK_FILE, with_history(earlier, benchmark_json(spec, trials, grades, timestamp=now)))
     appended = append_history(base / HISTORY_FILE, history_row(report, ts=now))
     return Published(report=report, previous=previous, comparison=compare(previous, report), appended=appended)

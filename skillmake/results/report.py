@@ -7,7 +7,7 @@ from typing import Any
 
 from ..canonical import digest_json
 from ..model import WITH_SKILL, WITHOUT_SKILL, Spec
-from ..stats import ArmStats, CellStats, arm_stats, baseline_delta, cell_stats
+from ..stats import ArmStats, CellStats, arm_stats, baseline_delta, cell_stats, delta
 from .records import Record, add_usage, durations_ms, group_grades, of_spec, sum_usage, unique
 from .thresholds import evaluate_thresholds
 from .verdict import spec_verdict
@@ -17,12 +17,26 @@ REPORT_SCHEMA = "skillmake/report@1"
 _RUN_FIELDS = frozenset({"generated", "run_id"})
 _RUN_USAGE = frozenset({"spent", "reused"})
 _EVIDENCE_LIMIT = 300
-_METRICS = ("pass_rate", "pass_at_k", "pass_hat_k", "stability", "mean_score")
+_METRICS = ("pass_rate", "pass_at_k", "pass_at_k_caliper", "pass_hat_k", "stability", "mean_score")
 
 
 def _rounded(value: float | None) -> float | None:
     # Rounded so a report's digest does not flip on the last bit of a float sum.
     return None if value is None else round(value, 6)
+
+
+def seed_format(spec: Spec) -> str | None:
+    """The other tool's format the spec was read from (caliper, eva, …), None for a native spec. Renderings lead
+    with that tool's own numbers (caliper's pass@k for a caliper spec)."""
+    return spec.format
+
+
+def headline_pass_at_k(report: Mapping[str, Any]) -> tuple[str, ...]:
+    """The pass@k fields a rendering shows, first the one it leads with: caliper's for a spec read from caliper,
+    else the unbiased estimator alone. A report written before caliper's pass@k was added has only the unbiased."""
+    if report["spec"].get("format") == "caliper" and any("pass_at_k_caliper" in r for r in report["rows"]):
+        return ("pass_at_k_caliper", "pass_at_k")
+    return ("pass_at_k",)
 
 
 def _failures(grades: Sequence[Record]) -> list[dict[str, Any]]:
@@ -46,6 +60,7 @@ def _row(spec: Spec, case_id: str, arm: str, grades: Sequence[Record], *, requir
         "case": case_id, "arm": arm, "required": required, "expected": spec.trials,
         "n": stats.n, "passed": stats.passed, "k": stats.k,
         "pass_rate": _rounded(stats.pass_rate), "pass_at_k": _rounded(stats.pass_at_k),
+        "pass_at_k_caliper": _rounded(stats.pass_at_k_caliper),
         "pass_hat_k": _rounded(stats.pass_hat_k), "stability": _rounded(stats.stability),
         "mean_score": _rounded(stats.mean_score), "outcomes": stats.outcomes,
         "failures": _failures(grades),
@@ -58,7 +73,8 @@ def _row(spec: Spec, case_id: str, arm: str, grades: Sequence[Record], *, requir
 def _cell_from_row(row: Mapping[str, Any]) -> CellStats:
     return CellStats(n=row["n"], passed=row["passed"], k=row["k"], pass_rate=row["pass_rate"],
                      pass_at_k=row["pass_at_k"], pass_hat_k=row["pass_hat_k"], stability=row["stability"],
-                     mean_score=row["mean_score"], outcomes=dict(row["outcomes"]))
+                     mean_score=row["mean_score"], outcomes=dict(row["outcomes"]),
+                     pass_at_k_caliper=row.get("pass_at_k_caliper"))
 
 
 def _arm_block(uses_skill: bool, rows: Sequence[Mapping[str, Any]], trials: Sequence[Record],
@@ -120,13 +136,17 @@ def build_report(spec: Spec, trials: Sequence[Record], grades: Sequence[Record],
     rows.sort(key=lambda r: (case_order[r["case"]], arm_order[r["arm"]]))
     baseline = None
     if WITH_SKILL in arms and WITHOUT_SKILL in arms:
-        delta = baseline_delta(arm_stats([_cell_from_row(r) for r in rows if r["arm"] == WITH_SKILL]),
-                               arm_stats([_cell_from_row(r) for r in rows if r["arm"] == WITHOUT_SKILL]))
-        baseline = {"arm": WITH_SKILL, "against": WITHOUT_SKILL, "delta": {m: _rounded(v) for m, v in delta.items()}}
+        with_skill = arm_stats([_cell_from_row(r) for r in rows if r["arm"] == WITH_SKILL])
+        without_skill = arm_stats([_cell_from_row(r) for r in rows if r["arm"] == WITHOUT_SKILL])
+        deltas = {**baseline_delta(with_skill, without_skill),
+                  "pass_at_k_caliper": delta(with_skill.pass_at_k_caliper, without_skill.pass_at_k_caliper)}
+        baseline = {"arm": WITH_SKILL, "against": WITHOUT_SKILL,
+                    "delta": {m: _rounded(v) for m, v in deltas.items()}}
     report: dict[str, Any] = {
         "schema": REPORT_SCHEMA,
         "spec": {"name": spec.name, "path": spec.relpath, "skill": spec.skill.name, "trials": spec.trials,
-                 "arms": [a.name for a in spec.arms], "cases": [c.id for c in spec.cases]},
+                 "arms": [a.name for a in spec.arms], "cases": [c.id for c in spec.cases],
+                 "format": seed_format(spec)},
         "generated": generated,
         "run_id": run_id,
         "rows": rows,

@@ -8,6 +8,7 @@ from typing import Any
 from ..model import WITH_SKILL, WITHOUT_SKILL
 from ..stats import delta
 from .history import Change, compare
+from .report import headline_pass_at_k
 
 Report = Mapping[str, Any]
 
@@ -38,11 +39,12 @@ def _spec_lines(report: Report, previous: Report | None) -> list[str]:
     k = max((r["k"] for r in report["rows"]), default=spec["trials"])
     base = {r["case"]: r["pass_rate"] for r in report["rows"] if r["arm"] == WITHOUT_SKILL}
     has_base = bool(base) and report.get("baseline") is not None
-    header = ["case", "arm", "passed", f"pass@{k}"] + (["Δ base"] if has_base else []) + (
-        ["Δ prev"] if previous else [])
+    shown = headline_pass_at_k(report)
+    header = ["case", "arm", "passed", *(_label(m, k, alone=len(shown) == 1) for m in shown)] + (
+        ["Δ base"] if has_base else []) + (["Δ prev"] if previous else [])
     rows = [header]
     for row in report["rows"]:
-        cells = [row["case"], row["arm"], f"{row['passed']}/{row['n']}", _num(row["pass_at_k"])]
+        cells = [row["case"], row["arm"], f"{row['passed']}/{row['n']}", *(_num(row.get(m)) for m in shown)]
         if has_base:
             d = delta(row["pass_rate"], base.get(row["case"])) if row["arm"] == WITH_SKILL else None
             cells.append("" if d is None else f"{d:+.2f}")
@@ -55,9 +57,22 @@ def _spec_lines(report: Report, previous: Report | None) -> list[str]:
     baseline = report.get("baseline")
     if baseline and baseline["delta"]["pass_rate"] is not None:
         arm_bits.append(f"baseline Δ {baseline['delta']['pass_rate']:+.2f}")
+    if shown[0] == "pass_at_k_caliper":  # caliper's own summary: each arm's pass@k and the delta between them
+        label = _label(shown[0], k, alone=False)
+        arm_bits += [f"{name} {label} {_num(block.get(shown[0]))}" for name, block in report["arms"].items()]
+        caliper_delta = (baseline or {}).get("delta", {}).get(shown[0])
+        if caliper_delta is not None:
+            arm_bits.append(f"baseline Δ {label} {caliper_delta:+.2f}")
     lines.append("  " + "; ".join(arm_bits))
     lines += [f"  ✗ {reason}" for reason in report["verdict"]["reasons"]]
     return lines
+
+
+def _label(metric: str, k: int, *, alone: bool) -> str:
+    """pass@k's column name; when both estimators are shown each is named (caliper's, and the unbiased one)."""
+    if alone:
+        return f"pass@{k}"
+    return f"pass@{k} (caliper)" if metric == "pass_at_k_caliper" else f"pass@{k} (unbiased)"
 
 
 def _verdict(report: Report) -> str:

@@ -191,9 +191,6 @@ def test_clauditor_assertion_edit_inside_the_skill_folder_regrades_without_rerun
     assert clauditor.run() == (0, PER_SPEC, 0)
 
 
-@pytest.mark.xfail(strict=True, reason="variance.n_runs is ignored at run time: project.Project.open resolves "
-                                       "`trials` only when the spec file's own top-level keys include 'trials' "
-                                       "(discovery's Head.keys), which a clauditor file never does")
 def test_clauditor_more_n_runs_run_only_the_new_indices_and_fewer_run_nothing(clauditor: Counted) -> None:
     p = clauditor.project
     p.replace(".claude/commands/alpha.eval.json", '"n_runs": 3', '"n_runs": 5')

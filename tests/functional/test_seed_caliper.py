@@ -1,9 +1,10 @@
 """caliper's own example specs, copied verbatim (tests/data/seeds/caliper/), validated and run by the real
 `skillmake`: the same verdicts as their hand-written native twins, and the same trials (proven by counting calls).
 
-They name `backend: codex`, so they run on the codex agent with a stand-in `codex` binary (SKILLMAKE_CODEX, as
-caliper's CODEX_CLI_PATH) that speaks `codex exec --json` and logs every call; `expect:` is judged by the loopback
-fake API (SKILLMAKE_JUDGE_PROVIDER=anthropic: skillmake has no codex judge yet)."""
+They name `backend: codex` for the agent and the judge, so they run on the codex agent and the codex judge with a
+stand-in `codex` binary (SKILLMAKE_CODEX, as caliper's CODEX_CLI_PATH) that speaks `codex exec --json` and logs
+every call: agent calls to calls.log, judge calls (`--output-schema`) to judge.log. The real codex CLI judging
+against the fake API is tests/e2e/test_codex_judge.py."""
 
 from __future__ import annotations
 
@@ -17,10 +18,6 @@ from typing import Any
 
 import pytest
 
-from tests.fakeapi.recorded import Recorded
-from tests.fakeapi.reply import Reply
-from tests.fakeapi.server import FakeAPI
-
 from .project import Project
 
 REPO = Path(__file__).resolve().parents[2]
@@ -29,28 +26,29 @@ INVALID = sorted((SEEDS / "invalid").glob("*.eval.yaml"))
 
 FAKE_CODEX = '''\
 #!{python}
-"""Stands in for `codex exec --json`: answers 4 when a skill is installed in the workspace, guesses without."""
+"""Stands in for `codex exec --json`: answers 4 when a skill is installed in the workspace, guesses without; as the
+judge (--output-schema), passes E1 when the answer judged is 4."""
 import glob, json, sys
 if sys.argv[1:] == ["--version"]:
     print("codex-cli 0.0.0-fake")
     sys.exit(0)
 prompt = sys.stdin.read()
-skills = sorted(glob.glob(".agents/skills/*/SKILL.md"))
-with open({log!r}, "a") as log:
-    log.write(("with " if skills else "without ") + prompt.replace("\\n", " ") + "\\n")
-text = "The answer is 4." if skills else "Probably five?"
+if "--output-schema" in sys.argv:
+    passed = "The answer is 4." in prompt
+    with open({judge_log!r}, "a") as log:
+        log.write(("pass" if passed else "fail") + "\\n")
+    verdict = {{"id": "E1", "passed": passed, "evidence": "answers 4" if passed else "no 4"}}
+    text = json.dumps({{"expectations": [verdict]}})
+else:
+    skills = sorted(glob.glob(".agents/skills/*/SKILL.md"))
+    with open({log!r}, "a") as log:
+        log.write(("with " if skills else "without ") + prompt.replace("\\n", " ") + "\\n")
+    text = "The answer is 4." if skills else "Probably five?"
 for event in ({{"type": "thread.started", "thread_id": "t"}},
               {{"type": "item.completed", "item": {{"type": "agent_message", "text": text}}}},
               {{"type": "turn.completed", "usage": {{"input_tokens": 10, "output_tokens": 5}}}}):
     print(json.dumps(event))
 '''
-
-
-def judge(request: Recorded) -> Reply:
-    """The expectations judge: E1 holds when the agent's answer is 4."""
-    passed = request.contains("The answer is 4.")
-    return Reply.tool_use("record_verdict", {"expectations": [
-        {"id": "E1", "passed": passed, "evidence": "answers 4" if passed else "no 4"}]})
 
 
 def seed_project(tmp_path: Path, seed: str, *, twin: bool) -> tuple[Project, dict[str, str]]:
@@ -61,9 +59,17 @@ def seed_project(tmp_path: Path, seed: str, *, twin: bool) -> tuple[Project, dic
     shutil.copytree(SEEDS / seed, root / "skill",
                     ignore=None if twin else shutil.ignore_patterns("*-native.eval.yaml"))
     p = Project.empty(root, {"skillmake.toml": "trials = 2\n"})
-    fake = p.write("fake_codex.py", FAKE_CODEX.format(python=sys.executable, log=str(root / "calls.log")))
+    fake = p.write("fake_codex.py", FAKE_CODEX.format(python=sys.executable, log=str(root / "calls.log"),
+                                                      judge_log=str(root / "judge.log")))
     fake.chmod(0o755)
-    return p, {"SKILLMAKE_CODEX": str(fake), "SKILLMAKE_JUDGE_PROVIDER": "anthropic"}
+    # A key, so the codex judge runs hermetic (its own CODEX_HOME) and preflight is satisfied; nothing is called.
+    return p, {"SKILLMAKE_CODEX": str(fake), "OPENAI_API_KEY": "sk-fake-codex-judge",
+               "OPENAI_BASE_URL": "http://127.0.0.1:9/v1"}
+
+
+def judge_calls(p: Project) -> list[str]:
+    log = p.root / "judge.log"
+    return log.read_text().splitlines() if log.exists() else []
 
 
 def rows(p: Project, spec: str) -> list[tuple[Any, ...]]:
@@ -76,20 +82,22 @@ def test_seed_runs_and_its_native_twin_shares_its_trials_and_verdicts(tmp_path: 
     # Both files from the start: caliper keeps a spec inside its skill's folder, whose tree is the skill's digest
     # (adding a file there is a skill edit). The seed runs alone first (-k), then the twin.
     p, env = seed_project(tmp_path, seed, twin=True)
-    with FakeAPI() as api:
-        api.script = judge
-        env.update(api.anthropic_env())
-        first = p.run("-k", "not native", env=env)
-        assert first.agent_calls == 2, first.out + first.err  # one task × with_skill × trials = 2
-        assert all(line.startswith("with ") for line in p.calls())
-        twin = p.run(env=env)
-        assert twin.agent_calls == 0, twin.out + twin.err  # the native twin's trials are the seed's
-        assert "ran 0 trials and 0 grades; reused 4 trials and 4 grades" in twin.out  # grades are shared too
-        assert rows(p, name) == rows(p, f"{name}-native")
-        again = p.run(env=env)
-        assert (again.agent_calls, again.grades) == (0, 0)
+    first = p.run("-k", "not native", env=env)
+    assert first.agent_calls == 2, first.out + first.err  # one task × with_skill × trials = 2
+    assert all(line.startswith("with ") for line in p.calls())
+    # judge.backend: codex judges with codex; both trials answered alike, so they share one grade (one call).
+    assert judge_calls(p) == ["pass"], first.out + first.err
+    twin = p.run(env=env)
+    assert twin.agent_calls == 0, twin.out + twin.err  # the native twin's trials are the seed's
+    assert "ran 0 trials and 0 grades; reused 4 trials and 4 grades" in twin.out  # grades are shared too
+    assert rows(p, name) == rows(p, f"{name}-native") and judge_calls(p) == ["pass"]
+    again = p.run(env=env)
+    assert (again.agent_calls, again.grades) == (0, 0)
     assert first.code == 0, first.out + first.err  # the stand-in answers 4 with the skill, which the judge passes
     assert [r[:3] for r in rows(p, name)] == [("task-001", "with_skill", 2)]
+    report = json.loads((p.root / ".skillmake" / "reports" / name / "report.json").read_text())
+    # Both pass@k estimators, each named: caliper's 1 - (1 - 2/2)^2 and the unbiased one.
+    assert (report["rows"][0]["pass_at_k_caliper"], report["rows"][0]["pass_at_k"]) == (1.0, 1.0)
 
 
 def test_the_spec_format_example_validates_with_its_twin(tmp_path: Path) -> None:
@@ -105,17 +113,15 @@ def test_an_edited_task_reruns_only_that_task(tmp_path: Path) -> None:
     spec = "skill/my-skill.eval.yaml"
     p.write(spec, p.read(spec) + (
         '  - name: Second\n    prompt: "what is 3 + 1?"\n    assert: |\n      assert True\n'))
-    with FakeAPI() as api:
-        api.script = judge
-        env.update(api.anthropic_env())
-        assert p.run(env=env).agent_calls == 4
-        p.replace(spec, "what is 3 + 1?", "what is 1 + 3?")
-        edited = p.run(env=env)
-        assert edited.agent_calls == 2 and all("1 + 3" in line for line in p.calls()[-2:])
-        p.replace(spec, "The assistant answers 4.", "The assistant answers four.")
-        regraded = p.run(env=env)
-        # An expect edit re-judges, never re-runs; the task's two trials answered alike, so they share one grade.
-        assert regraded.agent_calls == 0 and regraded.grades == 1
+    assert p.run(env=env).agent_calls == 4
+    p.replace(spec, "what is 3 + 1?", "what is 1 + 3?")
+    edited = p.run(env=env)
+    assert edited.agent_calls == 2 and all("1 + 3" in line for line in p.calls()[-2:])
+    judged = len(judge_calls(p))
+    p.replace(spec, "The assistant answers 4.", "The assistant answers four.")
+    regraded = p.run(env=env)
+    # An expect edit re-judges, never re-runs; the task's two trials answered alike, so they share one grade.
+    assert regraded.agent_calls == 0 and regraded.grades == 1 and len(judge_calls(p)) == judged + 1
 
 
 def expected_path(spec: Path) -> Path:

@@ -160,4 +160,4 @@ def test_no_skill_path_is_refused_with_a_located_error_until_the_model_allows_it
 def test_notes_name_what_has_no_native_twin(tmp_path: Path) -> None:
     path = SEEDS / "quick-start" / "my-skill.eval.yaml"
     notes = ADAPTER.translate(read_source(str(path)), path=str(path), root=str(path.parent)).notes
-    assert any("pass@k" in n for n in notes) and any("--k" in n for n in notes)
+    assert any("pass@k" in n and "pass_at_k_caliper" in n for n in notes) and any("--k" in n for n in notes)

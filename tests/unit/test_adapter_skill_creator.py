@@ -69,19 +69,23 @@ def test_the_seed_documents_example_translates_field_by_field() -> None:
     assert t.data == {
         "name": "example-skill", "skill": "..", "baseline": True,
         "cases": [
-            {"id": "eval-0", "prompt": "The user's task prompt",
+            {"id": "eval-0", "eval_id": 0, "prompt": "The user's task prompt",
              "expected_output": "Brief description of what success looks like",
-             "expectations": ["Human-readable description of what this checks"]},
-            {"id": "eval-1", "prompt": "Another test prompt", "expected_output": "Expected result description",
+             "expectations": [{"text": "Human-readable description of what this checks", "name": "assertion_id"}]},
+            {"id": "eval-1", "eval_id": 1, "prompt": "Another test prompt",
+             "expected_output": "Expected result description",
              "input_files": ["../path/to/input/file"], "expectations": ["Expected result description"]},
         ]}
     # Native pointers land on the seed's own fields.
-    assert t.seed_pointer("/cases/0/expectations/0") == "/evals/0/assertions/0/description"
+    assert t.seed_pointer("/cases/0/expectations/0") == "/evals/0/assertions/0"
+    assert t.seed_pointer("/cases/0/expectations/0/text") == "/evals/0/assertions/0/description"
+    assert t.seed_pointer("/cases/0/expectations/0/name") == "/evals/0/assertions/0/name"
+    assert t.seed_pointer("/cases/0/eval_id") == "/evals/0/id"
     assert t.seed_pointer("/cases/1/expectations/0") == "/evals/1/expected_output"
     assert t.seed_pointer("/cases/1/input_files/0") == "/evals/1/files/0"
     assert t.seed_pointer("/cases/1/id") == "/evals/1/id"
     assert t.seed_pointer("/name") == "/skill_name"
-    assert any(n.startswith("assertions[].name") for n in t.notes)
+    assert not any(n.startswith("assertions[].name") for n in t.notes)  # kept: the expectation's name
     assert any(n.startswith("assertions[].type") for n in t.notes)
 
 
@@ -102,11 +106,11 @@ def test_expectations_come_before_assertions_and_category_is_a_tag(tmp_path: Pat
     shutil.copy(REPO / "tests/data/schemas/skill-creator/good/wild-extras.json", skill / "evals" / "evals.json")
     t = _translate(skill / "evals" / "evals.json", tmp_path)
     case = t.data["cases"][0]
-    assert case["expectations"] == ["Names four forms", "A plan is given"]
+    assert case["expectations"] == ["Names four forms", {"text": "A plan is given", "name": "has_plan"}]
     assert case["tags"] == ["classification"]
     assert case["input_files"] == ["../SKILL.md"]
     assert t.data["description"] == "Sample evaluation prompts."
-    assert t.seed_pointer("/cases/0/expectations/1") == "/evals/0/assertions/0/description"
+    assert t.seed_pointer("/cases/0/expectations/1/text") == "/evals/0/assertions/0/description"
 
 
 def test_the_loaded_spec_runs_each_eval_with_and_without_the_skill() -> None:

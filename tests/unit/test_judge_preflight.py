@@ -59,9 +59,9 @@ def test_the_provider_variable_and_the_spec_are_named_as_the_source() -> None:
 
 
 def test_an_unsupported_provider() -> None:
-    assert judge_problems([make_spec(provider="codex")], environ={"OPENAI_API_KEY": "k"}) == [
-        "spec demo: judge provider 'codex' (from judge.provider) is not supported; "
-        "set it to one of anthropic, openai, claude-code"]
+    assert judge_problems([make_spec(provider="gemini")], environ={"OPENAI_API_KEY": "k"}) == [
+        "spec demo: judge provider 'gemini' (from judge.provider) is not supported; "
+        "set it to one of anthropic, openai, claude-code, codex"]
 
 
 @pytest.mark.parametrize("url", ["localhost:8080", "ftp://example.com", "http://", "api.anthropic.com"])

@@ -341,8 +341,8 @@ def test_provider_precedence_env_then_spec_then_model_then_anthropic(api: FakeAP
 
 
 def test_an_unsupported_provider_is_a_judge_error_without_calls(api: FakeAPI) -> None:
-    out = judge_case(make_spec(provider="codex"), make_case(rubric="r"), output="x", files={})
-    assert out.error is not None and "'codex'" in out.error and api.count() == 0
+    out = judge_case(make_spec(provider="gemini"), make_case(rubric="r"), output="x", files={})
+    assert out.error is not None and "'gemini'" in out.error and api.count() == 0
 
 
 # -- the judge key -------------------------------------------------------------------------------------------

@@ -9,7 +9,8 @@ import pytest
 from jsonschema import Draft7Validator
 
 REPO = Path(__file__).resolve().parents[2]
-NAMES = ("report", "benchmark", "grading", "timing", "history", "trial-record", "grade-record")
+NAMES = ("report", "benchmark", "grading", "timing", "history", "trial-record", "grade-record", "eval-metadata",
+         "eva-history", "promotion")
 EXAMPLES = REPO / "tests" / "data" / "schemas"
 
 
