@@ -34,6 +34,8 @@ SR_F = F + "test_skill_creator_results.py::"
 CJ, E2E = U + "test_codex_judge.py::", "tests/e2e/test_codex_judge.py::"
 PK = U + "test_caliper_pass_at_k.py::"
 EH, PR = F + "test_eva_history.py::", F + "test_promote.py::"
+CU, CO, CB = U + "test_caliper_flags.py::", F + "test_caliper_output.py::", F + "test_caliper_baseline.py::"
+SN = F + "test_snapshots.py::"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -56,8 +58,18 @@ FORMATS: dict[str, tuple[Row, ...]] = {
             "the spec is named after the skill folder and is not part of the skill",
             CL_F + "test_the_skill_folder_example_runs_on_the_harness_clauditor_would_choose",
             INC + "test_clauditor_assertion_edit_inside_the_skill_folder_regrades_without_rerunning"),
-        row("`eval.json` beside SKILL.md", "gap", "not discovered: the name is too generic to claim without "
-            "reading every `eval.json` of a project"),
+        row("`eval.json` beside SKILL.md", "supported", "found only beside a SKILL.md and only when its keys are "
+            "clauditor's; spec and case named after the skill folder; not part of the skill",
+            F + "test_clauditor_discovery.py::test_only_the_eval_json_beside_a_skill_md_with_clauditor_keys_is_claimed",
+            F + "test_clauditor_discovery.py::test_an_eval_json_seed_runs_named_after_its_skill_and_validates",
+            U + "test_clauditor_edges.py::test_eval_json_at_the_top_of_a_skill_is_not_part_of_the_skill"),
+        row("clauditor keys (`variance`, `test_args`, …) written in a skillmake spec", "supported", "told what "
+            "skillmake writes instead, not a fuzzy 'did you mean'",
+            U + "test_clauditor_edges.py::test_a_clauditor_key_in_a_native_spec_says_what_skillmake_writes"),
+        row("clauditor's exit codes (0 / 1 failed / 2 input error / 3 API error)", "partial", "0, 1 and 2 mean the "
+            "same; skillmake's usage errors and missing credentials are 3 and no spec is 5 where clauditor says 2",
+            CF + "test_a_failing_output_exits_1_and_says_which_check_failed",
+            F + "test_clauditor_discovery.py::test_a_variable_clauditor_refuses_is_a_located_error_and_exit_2"),
         row("`skill_name`, `description`", "supported", "→ the case id (a valid id) and `description`",
             CL_U + "test_one_case_named_after_the_skill_with_test_args"),
         row("`test_args` (default \"\")", "supported", "→ `args`; the prompt is `/<skill> <args>`",
@@ -70,8 +82,10 @@ FORMATS: dict[str, tuple[Row, ...]] = {
         row("`assertions[]`: all ten types, `id`, `name`", "supported", "→ `checks`",
             CL_U + "test_the_reference_examples_load",
             INC + "test_clauditor_assertion_edit_regrades_without_rerunning"),
-        row("legacy `value` key", "refused", "\"unknown key 'value'\" with the keys the type allows; clauditor's own "
-            "migration hint is not repeated", CL_U + "test_bad_examples_fail"),
+        row("legacy `value` key", "refused", "one error at the key with clauditor's migration hint (`write needle`, "
+            "pattern, length, count or format); no 'missing' error",
+            U + "test_clauditor_edges.py::test_legacy_value_is_one_error_with_clauditors_migration_hint",
+            CL_F + "test_a_malformed_clauditor_spec_is_located_in_its_own_lines"),
         row("`sections` / `tiers` / `fields` (`required` default true), `format`", "supported",
             "→ `sections`, clauditor's default written out",
             CL_U + "test_section_fields_are_required_unless_they_say_not"),
@@ -97,8 +111,6 @@ FORMATS: dict[str, tuple[Row, ...]] = {
             "the translation)", INC + "test_clauditor_more_n_runs_run_only_the_new_indices_and_fewer_run_nothing"),
         row("`user_prompt`, `timeout`, `sync_tasks`, `system_prompt`", "supported", "same names",
             CL_U + "test_variance_thresholds_and_settings"),
-        row("`allow_hang_heuristic`", "supported", "a run that stops to ask a question is flagged",
-            CL_F + "test_a_run_that_stops_to_ask_a_question_is_an_interactive_hang"),
         row("`trigger_tests`", "elsewhere", "kept on the spec; running them is the triggers issue"),
         row("a spec with nothing to grade", "refused", "clauditor accepts it; skillmake's rule is that every case "
             "grades something", CL_F + "test_a_malformed_clauditor_spec_is_located_in_its_own_lines"),
@@ -130,8 +142,8 @@ FORMATS: dict[str, tuple[Row, ...]] = {
             INC + "test_skill_creator_editing_evals_json_alone_never_reruns_a_trial"),
         row("`skill_name`, `description`", "supported", "the spec is named after the skill folder",
             SC_U + "test_the_seed_documents_example_translates_field_by_field"),
-        row("`version` (seen in real files)", "supported", "accepted and noted; no native twin",
-            SC_U + "test_good_examples_pass_their_schema"),
+        row("`version` (seen in real files)", "supported", "accepted; no native twin: `validate -v` shows the note",
+            U + "test_translation_notes.py::test_validate_verbose_prints_one_line_per_note_under_the_file"),
         row("`evals[].id` (integer)", "supported", "case `eval-<id>`, lossless both ways",
             SC_U + "test_case_ids_are_lossless"),
         row("`eval_id` in result files", "supported", "the integer id (native `cases[].eval_id`) in benchmark.json "
@@ -206,16 +218,28 @@ FORMATS: dict[str, tuple[Row, ...]] = {
             CA_U + "test_a_python_syntax_error_in_assert_is_at_its_line_in_the_seed"),
         row("rule: `expect` or `assert`; with both, both must pass", "supported", "located at the task",
             CA_U + "test_a_task_needs_expect_or_assert_located_at_the_task"),
-        row("`--k`, `--timeout`, `--model`", "partial", "`--trials`, `--timeout`, `--model`; caliper's defaults "
-            "(3, 120) are not applied", CA_F + "test_seed_runs_and_its_native_twin_shares_its_trials_and_verdicts"),
-        row("`--baseline`, `--judge`, `--output`, `--workers`, `--verbose`", "gap", "caliper's command line is not "
-            "emulated (`--workers` is `-j`)"),
+        row("`--k`, `--workers`, `--timeout`, `--model`", "partial", "`--k` is `--trials`, `--workers` is `-j`; "
+            "caliper's defaults (3, 4, 120) are not applied", CU + "test_k_is_trials_and_workers_is_jobs",
+            CA_F + "test_seed_runs_and_its_native_twin_shares_its_trials_and_verdicts"),
+        row("`--judge`", "partial", "`autorater` is what skillmake does; another word is the judge model; "
+            "`script`/`autorater-sdk` are refused saying what to do instead",
+            CU + "test_judge_autorater_is_the_default_and_another_word_is_a_judge_model",
+            CU + "test_calipers_other_judge_modes_are_refused_saying_what_skillmake_does"),
+        row("`--output FILE`", "supported", "every covered spec's report.json in one file (run-output.schema.json)",
+            CO + "test_output_holds_every_covered_specs_report", CO + "test_output_is_written_when_the_verdict_is_red"),
+        row("`--baseline`", "supported", "every spec also runs without the skill for this run, keyed as "
+            "`baseline: true`", CB + "test_baseline_runs_the_without_skill_arm_and_shares_keys_with_baseline_true"),
+        row("`--verbose`", "partial", "`-v` shows every task with its reason; a judge's reasoning is in each cell's "
+            "grading.json", "tests/functional/test_output.py::test_verbose_lists_up_to_date_tasks_with_the_reason"),
         row("`CODEX_CLI_PATH`", "partial", "as `SKILLMAKE_CODEX`", CA_U + "test_backend_names_and_aliases"),
         row("pass@k `1 − (1 − c/k)^k`", "supported", "`pass_at_k_caliper` beside the unbiased `pass_at_k` in every "
             "report; a caliper spec shows it first", PK + "test_caliper_formula_matches_its_readme",
             PK + "test_a_caliper_spec_leads_with_calipers_number", PK + "test_a_spec_loaded_from_caliper_says_so"),
-        row("result snapshots (timestamp, skill content, referenced files, git SHA)", "gap", "results live in the "
-            "store and reports, with no git SHA"),
+        row("result snapshots (timestamp, skill content, referenced files, git SHA)", "partial",
+            "`reports/<spec>/snapshots/<ts>-<run id>.json` per run that changed the report; files by digest, not "
+            "content", SN + "test_two_runs_with_a_skill_edit_give_two_snapshots_with_the_repos_commit",
+            SN + "test_a_run_that_changes_nothing_adds_no_snapshot",
+            SN + "test_outside_a_git_repository_the_snapshot_has_no_commit"),
         row("shared trials with the hand-written native twin", "supported", "",
             CA_U + "test_a_seed_and_its_native_twin_share_every_key",
             CA_F + "test_seed_runs_and_its_native_twin_shares_its_trials_and_verdicts"),
@@ -243,8 +267,11 @@ FORMATS: dict[str, tuple[Row, ...]] = {
             EV_U + "test_every_assert_op_becomes_its_native_check"),
         row("`cases[].rubric`, `cases[].judge.pass_threshold`", "supported", "",
             EV_F + "test_a_failing_rubric_fails_the_case_as_in_eva"),
-        row("`cases[].judge.model`", "partial", "one judge model per spec: the first case's, with a note",
-            EV_U + "test_a_second_judge_model_is_a_note"),
+        row("`cases[].judge.model`", "supported", "each case its own judge model (`Case.judge_model`); the run's "
+            "`--judge-model` first, then the case's, then `judge.model`",
+            EV_U + "test_each_case_keeps_its_own_judge_model",
+            EV_F + "test_each_case_is_judged_by_its_own_judge_model",
+            U + "test_case_judge_model.py::test_a_spec_whose_cases_name_no_judge_model_keeps_its_keys"),
         row("rules: `assert` or `rubric`; `inputs` or `inputs_from`", "supported", "located",
             EV_U + "test_every_translation_error_is_collected_and_located"),
         row("`SCORE=n REASON=` replies", "supported", "",

@@ -28,7 +28,8 @@ commands:
 def usage() -> str:
     groups = [("options (every command)", cmdline.GLOBAL), ("which cells (run, explain, watch)", cmdline.SELECT),
               ("run settings, for this run only (run, explain, watch)", cmdline.OVERRIDES),
-              ("output and parallelism (run)", cmdline.OUTPUT)]
+              ("output and parallelism (run)", cmdline.OUTPUT),
+              ("caliper's flags (`caliper run`'s, with caliper's meaning; --model is above)", cmdline.CALIPER)]
     return (f"skillmake {__version__} — Make-style evals for agent skills\n\n"
             f"usage: skillmake [COMMAND] [OPTIONS] [TASK…]\n\n{COMMANDS}\n\n{cmdline.help_table(groups)}\n"
             "  doit's run options work too: -n N (processes), -P thread|process, -a (always), -c (continue),\n"
@@ -104,7 +105,13 @@ def _main(args: list[str]) -> int:
         return doit_help(inv.command)
     if inv.command == "run":
         _set_run_options(inv)
-    return _run_doit(list(inv.doit_args), verbose=bool(inv.verbose) and inv.command == "run")
+    code = _run_doit(list(inv.doit_args), verbose=bool(inv.verbose) and inv.command == "run")
+    if inv.command == "run" and inv.output is not None:
+        from .commands.output import write_output
+
+        # Whatever the verdict, as caliper saves its results: the file is what the run found.
+        write_output(inv.output)
+    return code
 
 
 def _say(text: str) -> int:
@@ -148,6 +155,24 @@ def _set_run_options(inv: cmdline.Invocation) -> None:
     from . import overrides
 
     overrides.set_command_line(dict(inv.overrides))
+    _set_baseline(inv.baseline)
+
+
+def _set_baseline(wanted: bool) -> None:
+    """caliper's --baseline: every spec gets its without_skill arm for this run (overrides.apply adds it, read
+    through the environment so worker processes see it too)."""
+    from . import overrides
+
+    var = overrides.BASELINE_VAR
+    if wanted:
+        os.environ[var] = "1"
+        _BASELINE_SET[0] = True
+    elif _BASELINE_SET[0]:  # a later run in this process (watch) without the flag; a user's own export stays
+        os.environ.pop(var, None)
+        _BASELINE_SET[0] = False
+
+
+_BASELINE_SET = [False]  # whether _set_baseline put the variable there (and so may take it away)
 
 
 def _run_doit(args: list[str], *, verbose: bool = False) -> int:

@@ -163,12 +163,20 @@ def scan(root: str, config: Config | None = None) -> Discovery:
                 paths.update(_walk(match, root, config.exclude, skip_real))
     for path in sorted(paths):
         head = read_head(path)
+        if not _claimed(head):
+            continue
         found.heads[path] = head
         if head.skipped:
             found.skipped.append(head)
         else:
             found.files.append(path)
     return found
+
+
+def _claimed(head: Head) -> bool:
+    """A bare `eval.json` (beside a SKILL.md) is clauditor's only when its keys say so: the name is too generic to
+    claim a file of another tool, or a broken one, as a spec."""
+    return os.path.basename(head.path) != "eval.json" or head.foreign == "clauditor"
 
 
 def _walk(top: str, root: str, exclude: tuple[str, ...], skip_real: set[str]) -> list[str]:

@@ -59,6 +59,7 @@ class Case:
     checks: tuple[Check, ...] = ()
     rubric: str | None = None
     pass_threshold: int | None = None
+    judge_model: str | None = None  # this case's judge model (eva); None: the spec's (judges/resolve.choose)
     expectations: tuple[str, ...] = ()  # the statements' texts: what the judge sees and the grade key holds
     # Names of the expectations written {text, name}, by position (None: unnamed); empty when none is named.
     # Labels, not grade inputs: the judge never sees them, so they are applied to records when a view is built.
@@ -170,6 +171,9 @@ class Spec:
     tags: tuple[str, ...] = ()
     format: str | None = None  # the other tool's format it was read from (skillmake.adapters); None: native
     declared: frozenset[str] = frozenset()  # the top-level keys the spec (or its translation) writes
+    # What a translation from another tool's format could not carry over (adapters' Translation.notes), shown by
+    # `validate -v`. Never a key input: a note says what was not read, so it changes nothing that runs.
+    notes: tuple[str, ...] = ()
 
     @property
     def folder(self) -> str:

@@ -18,8 +18,15 @@ from typing import Any
 
 from .config import Config
 from .errors import SkillmakeError
-from .model import JudgeConfig, Spec
+from .model import WITHOUT_SKILL, Arm, JudgeConfig, Spec
 from .settings import infer_provider
+
+BASELINE_VAR = "SKILLMAKE_BASELINE"  # caliper's --baseline for this run (the front end sets it; workers inherit it)
+
+
+def baseline_wanted(environ: Mapping[str, str] | None = None) -> bool:
+    env = os.environ if environ is None else environ
+    return env.get(BASELINE_VAR, "").strip() not in ("", "0")
 
 SETTINGS = ("trials", "timeout", "model", "judge_model", "judge_provider", "jobs")
 ENV = {name: f"SKILLMAKE_{name.upper()}" for name in SETTINGS}
@@ -185,7 +192,7 @@ def apply(spec: Spec, settings: Mapping[str, Setting], config: Config) -> Spec:
     judge = JudgeConfig(provider=settings["judge_provider"].value, model=settings["judge_model"].value,
                         pass_threshold=spec.judge.pass_threshold)
     return replace(spec, trials=settings["trials"].value, timeout=float(timeout.value), cases=cases,
-                   agent=agent_of(spec.agent), arms=tuple(replace(a, agent=agent_of(a.agent)) for a in spec.arms),
+                   agent=agent_of(spec.agent), arms=_arms(spec, agent_of),
                    judge=judge)
 
 
@@ -195,3 +202,12 @@ def describe(settings: Mapping[str, Setting], *, jobs_setting: Setting | None = 
     if jobs_setting is not None:
         lines.append(jobs_setting.line())
     return lines
+
+
+def _arms(spec: Spec, agent_of: Any) -> tuple[Arm, ...]:
+    arms = tuple(replace(a, agent=agent_of(a.agent)) for a in spec.arms)
+    if baseline_wanted() and not any(a.name == WITHOUT_SKILL for a in arms):
+        # The arm `baseline: true` adds (spec._build, right after with_skill): a --baseline run and a spec that
+        # writes `baseline: true` share keys.
+        arms = (*arms[:1], Arm(name=WITHOUT_SKILL, agent=agent_of(spec.agent), skill=False), *arms[1:])
+    return arms

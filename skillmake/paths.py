@@ -21,6 +21,8 @@ def not_skill(folder: str, name: str, *, top: str) -> bool:
     expected answers."""
     if name in SKILL_SKIP or name.endswith(_EVAL_SUFFIXES):
         return True
+    if name == "eval.json" and os.path.isfile(os.path.join(folder, "SKILL.md")) and os.path.samefile(folder, top):
+        return True  # clauditor's eval.json at the top of a SKILL.md folder
     return (name == "evals" and os.path.samefile(folder, top)
             and os.path.isfile(os.path.join(folder, name, "evals.json")))
 

@@ -83,8 +83,8 @@ def spec_errors(src: Source, name: str = SPEC) -> list[SpecError]:
     flagged = {f.pointer for f in found}
     found.extend(_Found(_not_finite(value, src.locate(pointer))) for pointer, value in _non_finite(src.data, "")
                  if pointer not in flagged)
-    # A misspelt key also makes its correct spelling "missing": report the misspelling only.
-    meant = {(_parent(f.pointer), f.suggests) for f in found if f.suggests}
+    # A misspelt (or retired) key also makes its correct spelling "missing": report the misspelling only.
+    meant = {(_parent(f.pointer), key) for f in found for key in f.suggests}
     out: list[SpecError] = []
     seen: set[tuple[str, str]] = set()
     for f in found:
@@ -108,10 +108,10 @@ def _pointer(path: Iterable[Any]) -> str:
 
 @dataclass(frozen=True, slots=True)
 class _Found:
-    """A translated error, the key it suggests (unknown keys), and the keys it reports missing."""
+    """A translated error, the keys it suggests (unknown and retired keys), and the keys it reports missing."""
 
     error: SpecError
-    suggests: str | None = None
+    suggests: tuple[str, ...] = ()
     missing: tuple[str, ...] = ()
 
     @property
@@ -133,8 +133,8 @@ def _translate(error: Any, src: Source) -> list[_Found]:
         return [_unknown_key(key, schema, pointer, src) for key in sorted(set(instance) - set(schema.get(
             "properties", {})), key=str)]
     if kind == "enum":
-        what = _enum_noun(pointer)
-        choices = [str(v) for v in error.validator_value]
+        what = _article(schema["title"]) if isinstance(schema.get("title"), str) else _enum_noun(pointer)
+        choices = ["null" if v is None else str(v) for v in error.validator_value]  # as a JSON/YAML user writes it
         guess = _closest(str(instance), choices)
         hint = f"did you mean {guess!r}?" if guess else _choices(choices, "choose one of")
         return [_Found(SpecError(f"{instance!r} is not {what}", loc=src.locate(pointer), hint=hint))]
@@ -190,10 +190,21 @@ def _translate(error: Any, src: Source) -> list[_Found]:
                                hint="write a value, or remove the key"))]
         return [_Found(SpecError(f"{instance!r} is not a valid name here", loc=src.locate(pointer),
                            hint="use letters, digits, '_', '.', '-' (starting with a letter or digit)"))]
+    if kind == "not" and error.validator_value == {}:
+        return [_retired(pointer, schema, src)]
     if kind == "not":
         return [_Found(SpecError(f"{instance!r} is reserved", loc=src.locate(pointer),
                            hint="with_skill and without_skill are built-in arms; choose another name"))]
     return [_Found(SpecError(error.message, loc=src.locate(pointer), hint=None))]
+
+
+def _retired(pointer: str, schema: dict[str, Any], src: Source) -> _Found:
+    """A key a schema keeps only to refuse it (`"not": {}`), its description saying what replaced it: one error,
+    and no "missing" error for the keys it names in backticks (clauditor's `value` → `needle`)."""
+    key = pointer.rsplit("/", 1)[-1]
+    hint = schema.get("description") or "remove it"
+    return _Found(SpecError(f"{key!r} is a retired key", loc=src.locate(pointer, key=True), hint=hint),
+                  tuple(re.findall(r"`([^`]+)`", hint)))
 
 
 def _unknown_key(key: str, schema: dict[str, Any], pointer: str, src: Source) -> _Found:
@@ -203,7 +214,7 @@ def _unknown_key(key: str, schema: dict[str, Any], pointer: str, src: Source) ->
     loc = src.locate(f"{pointer}/{escape(key)}", key=True)
     folded = _closest(key, allowed, cutoff=1.0)
     if folded:
-        return _Found(SpecError(f"unknown key {key!r}", loc=loc, hint=f"did you mean {folded!r}?"), folded)
+        return _Found(SpecError(f"unknown key {key!r}", loc=loc, hint=f"did you mean {folded!r}?"), (folded,))
     places = _places()
     here = places.get(id(schema))
     if here is not None:
@@ -217,9 +228,22 @@ def _unknown_key(key: str, schema: dict[str, Any], pointer: str, src: Source) ->
         if elsewhere:
             there = next((p for p in elsewhere if p.check is None), elsewhere[0])
             return _Found(SpecError(f"{key!r} belongs {there.label}, not {here.label}", loc=loc, hint=there.move))
+        seed = _seed_key(key)
+        if seed:  # before the fuzzy match: clauditor's `variance` is not a misspelt `variants`
+            return _Found(SpecError(f"unknown key {key!r}", loc=loc, hint=seed))
     guess = _closest(key, allowed)
     hint = f"did you mean {guess!r}?" if guess else _choices(allowed, "keys allowed here")
-    return _Found(SpecError(f"unknown key {key!r}", loc=loc, hint=hint), guess)
+    return _Found(SpecError(f"unknown key {key!r}", loc=loc, hint=hint), (guess,) if guess else ())
+
+
+def _seed_key(key: str) -> str | None:
+    """The hint for another tool's key written in a skillmake spec: what skillmake writes instead."""
+    from .adapters.detect import CLAUDITOR_KEYS  # only on this error path
+
+    native = CLAUDITOR_KEYS.get(key)
+    if native is None:
+        return None
+    return f"{key!r} is a clauditor key (a <skill>.eval.json); a skillmake spec writes {native}"
 
 
 @dataclass(frozen=True, slots=True)

@@ -135,7 +135,7 @@ def _load_seed(fmt: str, src: Source, path: str, shown: str, *, root: str | None
         # Shown under the seed's own names: the pointer a seed user can find in their file.
         raise SpecErrors([SpecError(e.message, hint=e.hint, loc=dataclasses.replace(
             e.loc, pointer=translation.seed_pointer(e.loc.pointer))) if e.loc else e for e in errors])
-    return dataclasses.replace(_build(native.data, rules), format=fmt)
+    return dataclasses.replace(_build(native.data, rules), format=fmt, notes=tuple(translation.notes))
 
 
 def _file_name_errors(src: Source, path: str) -> list[SpecError]:
@@ -233,6 +233,7 @@ def _case(data: dict[str, Any], raw: dict[str, Any], i: int, inputs: list[InputF
         output_file=raw.get("output_file", data.get("output_file")),
         output_files=tuple(raw.get("output_files", data.get("output_files", ()))), timeout=raw.get("timeout"),
         checks=checks, rubric=raw.get("rubric"), pass_threshold=raw.get("pass_threshold"),
+        judge_model=raw.get("judge", {}).get("model"),
         expectations=texts, expectation_names=names, expected_output=raw.get("expected_output"),
         criteria=tuple(Criterion(id=c.get("id") or f"criterion-{j}", criterion=c["criterion"])
                        for j, c in enumerate(raw.get("criteria", []))),

@@ -21,6 +21,31 @@ _FIELD_REQUIRED = True  # a section field is required unless it says otherwise (
 # The environment variables clauditor reads between its command-line flags and the spec.
 HARNESS_ENV, TRANSPORT_ENV, PROVIDER_ENV = "CLAUDITOR_HARNESS", "CLAUDITOR_TRANSPORT", "CLAUDITOR_GRADING_PROVIDER"
 _OPENAI_MODEL = re.compile(r"^(gpt-|o[0-9])")
+# variable → (what it names, its allowed values, the spec key it overrides); clauditor exits 2 on any other value.
+ENV_CHOICES: dict[str, tuple[str, tuple[str, ...], str]] = {
+    HARNESS_ENV: ("harness", ("claude-code", "codex", "auto"), "harness"),
+    TRANSPORT_ENV: ("transport", ("api", "cli", "auto"), "transport"),
+    PROVIDER_ENV: ("grading provider", ("anthropic", "openai", "auto"), "grading_provider"),
+}
+
+
+class EnvValueError(SpecError):
+    """A CLAUDITOR_* variable holds a value clauditor refuses (it exits 2): not silently ignored here either."""
+
+    def __init__(self, var: str, value: str) -> None:
+        what, allowed, key = ENV_CHOICES[var]
+        shown = ", ".join(allowed[:-1]) + f" or {allowed[-1]}"
+        self.var = var
+        super().__init__(f"${var} is {value!r}, not a {what} (clauditor accepts {shown})",
+                         hint=f"set {var} to {shown}, or unset it (it overrides the spec's {key!r})")
+
+
+def env_value(environ: Mapping[str, str], var: str) -> str:
+    """A CLAUDITOR_* variable's value, "" when unset or empty; EnvValueError when clauditor would refuse it."""
+    value = environ.get(var, "").strip()
+    if value and value not in ENV_CHOICES[var][1]:
+        raise EnvValueError(var, value)
+    return value
 
 
 def claude_found(environ: Mapping[str, str]) -> bool:
@@ -35,8 +60,8 @@ def claude_found(environ: Mapping[str, str]) -> bool:
 def harness(data: Mapping[str, Any], environ: Mapping[str, str]) -> tuple[str, str]:
     """The agent kind a clauditor spec runs on, and why: CLAUDITOR_HARNESS, then `harness`, then auto
     (claude-code when claude is found, else codex)."""
-    value, source = environ.get(HARNESS_ENV, "").strip(), f"${HARNESS_ENV}"
-    if value not in ("claude-code", "codex", "auto"):
+    value, source = env_value(environ, HARNESS_ENV), f"${HARNESS_ENV}"
+    if not value:
         value, source = data.get("harness", "auto"), "harness"
     if value == "auto":
         found = claude_found(environ)
@@ -48,16 +73,16 @@ def judge_provider(data: Mapping[str, Any], environ: Mapping[str, str]) -> tuple
     """The judge provider: grading_provider (CLAUDITOR_GRADING_PROVIDER first; auto infers it from the model,
     falling back to anthropic), then for anthropic the transport (CLAUDITOR_TRANSPORT first): api → the SDK,
     cli → the claude binary, auto → cli when claude is found."""
-    provider = environ.get(PROVIDER_ENV, "").strip()
-    if provider not in ("anthropic", "openai", "auto"):
+    provider = env_value(environ, PROVIDER_ENV)
+    if not provider:
         provider = data.get("grading_provider") or "auto"
     if provider == "auto":
         model = data.get("grading_model") or ""
         provider = "openai" if _OPENAI_MODEL.match(model) else "anthropic"
     if provider == "openai":
         return "openai", "/grading_provider"
-    transport = environ.get(TRANSPORT_ENV, "").strip()
-    if transport not in ("api", "cli", "auto"):
+    transport = env_value(environ, TRANSPORT_ENV)
+    if not transport:
         transport = data.get("transport", "auto")
     if transport == "auto":
         transport = "cli" if claude_found(environ) else "api"
@@ -92,6 +117,13 @@ class ClauditorAdapter:
         errors: list[SpecError] = []
         skill = skill_of(path, root)
         stem = os.path.basename(path)[: -len(SUFFIX)] if path.endswith(SUFFIX) else os.path.basename(path)
+        # A bare `eval.json` (or SKILL.eval.json) is named after its skill folder: so is its case, by default.
+        name = seed_spec_name(self.format, path)
+        for var, (_, _, key) in ENV_CHOICES.items():
+            try:
+                env_value(env, var)
+            except EnvValueError as bad:  # at the key it overrides, else the top of the file
+                errors.append(SpecError(bad.message, hint=bad.hint, loc=src.locate(f"/{key}" if key in data else "")))
         if skill is None:
             errors.append(SpecError(
                 f"no skill for this clauditor spec: no {stem}.md beside it and no SKILL.md in its folder or above",
@@ -106,8 +138,7 @@ class ClauditorAdapter:
         notes: list[str] = []
         origin: dict[str, str] = {"/cases": "", "/cases/0": ""}
         native: dict[str, Any] = {"skill": skill}
-        name = seed_spec_name(self.format, path)  # discovery names the spec the same way
-        if name is not None:
+        if name is not None:  # discovery names the spec the same way
             native["name"] = name
         for key in ("description", "timeout", "system_prompt"):
             if key in data:
@@ -126,7 +157,7 @@ class ClauditorAdapter:
                 origin[f"/agent/{key}"] = f"/{key}"
         native["agent"] = agent
 
-        case: dict[str, Any] = {"id": data.get("skill_name", stem), "args": data.get("test_args", "")}
+        case: dict[str, Any] = {"id": data.get("skill_name", name or stem), "args": data.get("test_args", "")}
         origin["/cases/0/id"] = "/skill_name" if "skill_name" in data else ""
         origin["/cases/0/args"] = "/test_args" if "test_args" in data else ""
         for key in ("user_prompt", "input_files", "output_file", "output_files"):

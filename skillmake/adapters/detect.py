@@ -6,15 +6,31 @@ from __future__ import annotations
 import os
 
 # Names other tools give their spec files, besides skillmake's own suffixes (.eval.yaml/.eval.yml/.eval.json).
-SEED_NAMES = frozenset({"evals.json", "eval.yml", "eval.yaml"})
+SEED_NAMES = frozenset({"evals.json", "eval.yml", "eval.yaml", "eval.json"})
+# clauditor's top-level keys that no level of a skillmake spec has, and what a skillmake spec writes instead: a
+# native spec that uses one is told so (a fuzzy "did you mean" would send `variance` to `variants`).
+CLAUDITOR_KEYS: dict[str, str] = {
+    "skill_name": "`name:` for the spec, or `id:` in the case",
+    "test_args": "`args:` in the case (the prompt is `/<skill> <args>`)",
+    "assertions": "`checks:` in the case",
+    "grading_criteria": "`criteria:` in the case",
+    "grading_model": "`judge: {model: …}`",
+    "grading_provider": "`judge: {provider: …}`",
+    "transport": "`judge: {provider: claude-code}` (cli) or `{provider: anthropic}` (api)",
+    "harness": "`agent: {kind: …}`",
+    "grade_thresholds": "`thresholds:`",
+    "variance": "`trials: N` for n_runs and `thresholds: {min_stability: …}`",
+}
 
 
 def seed_file(path: str) -> bool:
     """Whether a file with this name may hold another tool's eval spec (skill-creator's evals/evals.json, eva's
-    eval.yml); skillmake's own suffixes are matched by the caller."""
+    eval.yml, clauditor's eval.json beside a SKILL.md); skillmake's own suffixes are matched by the caller."""
     name = os.path.basename(path)
     if name == "evals.json":
         return os.path.basename(os.path.dirname(path)) == "evals"
+    if name == "eval.json":  # too generic a name to claim anywhere else (a stat, only for files of this name)
+        return os.path.isfile(os.path.join(os.path.dirname(path), "SKILL.md"))
     return name in SEED_NAMES
 
 
@@ -47,6 +63,6 @@ def seed_spec_name(fmt: str, path: str) -> str | None:
         return os.path.basename(os.path.dirname(folder))
     if fmt == "eva" and os.path.basename(path) in ("eval.yml", "eval.yaml"):
         return os.path.basename(folder)
-    if fmt == "clauditor" and os.path.basename(path) == "SKILL.eval.json":
+    if fmt == "clauditor" and os.path.basename(path) in ("SKILL.eval.json", "eval.json"):
         return os.path.basename(folder)  # clauditor's spec inside a SKILL.md folder: named after the skill
     return None

@@ -82,9 +82,6 @@ class _Translator:
         if "timeout_s" in defaults:
             data["timeout"] = defaults["timeout_s"]
             self.origin["/timeout"] = "/defaults/timeout_s"
-        judge = self._judge()
-        if judge:
-            data["judge"] = judge
         triggers = self._triggers()
         if triggers:
             data["trigger_tests"] = triggers
@@ -121,21 +118,6 @@ class _Translator:
             self.origin["/agent/model"] = "/defaults/model"
         return agent
 
-    def _judge(self) -> dict[str, Any]:
-        """eva names a judge model per case; skillmake has one per spec: the first case's, and a note when
-        another case names a different one."""
-        models = [(i, c["judge"]["model"]) for i, c in enumerate(self.seed["cases"])
-                  if isinstance(c.get("judge"), dict) and "model" in c["judge"]]
-        if not models:
-            return {}
-        first, model = models[0]
-        self.origin["/judge/model"] = f"/cases/{first}/judge/model"
-        others = sorted({m for _, m in models if m != model})
-        if others:
-            self.notes.append(f"cases[].judge.model: one judge model per spec; {model!r} (case {first}) judges "
-                              f"every case, not {', '.join(map(repr, others))}")
-        return {"model": model}
-
     def _triggers(self) -> dict[str, list[str]]:
         block = self.seed.get("triggering")
         if block is None:
@@ -167,6 +149,10 @@ class _Translator:
             self.origin[f"{base}/checks"] = f"{base}/assert"
         if "rubric" in raw:
             case["rubric"] = raw["rubric"]
+        model = raw.get("judge", {}).get("model")
+        if model is not None:  # eva judges each case with its own model; so does skillmake (Case.judge_model)
+            case["judge"] = {"model": model}
+            self.origin[f"{base}/judge/model"] = f"{base}/judge/model"
         threshold = raw.get("judge", {}).get("pass_threshold")
         if threshold is not None:
             case["pass_threshold"] = threshold

@@ -66,6 +66,26 @@ OUTPUT = (
         help="a line for every task, up-to-date ones too, with the reason (`-v N` is doit's verbosity)"),
 )
 
+# caliper's `caliper run` flags, with caliper's meaning, so its users' command lines run as they are.
+CALIPER = (
+    Opt("", "k", "trials", "value", help="attempts per task: --trials N", metavar="N"),
+    Opt("", "workers", "jobs", "value", help="parallel workers: -j N", metavar="N"),
+    Opt("", "judge", "caliper_judge", "value",
+        help="autorater (the default), or a judge model: --judge-model M", metavar="MODE|M"),
+    Opt("", "baseline", "baseline", help="also run every case without the skill (a spec's `baseline: true`)"),
+    Opt("", "output", "output", "value", help="also write this run's results (every report) as JSON to FILE",
+        metavar="FILE"),
+)
+# caliper's judge modes that skillmake has no switch for: what it does instead (the usage error says so).
+JUDGE_MODES_REFUSED = {
+    "script": "skillmake always runs a task's `assert:` as a check and its `expect:` with the judge (both must "
+              "pass), as caliper's script mode does: drop --judge script",
+    "autorater-sdk": "caliper's legacy Anthropic SDK judge: use --judge-provider anthropic (or judge.backend: "
+                     "claude-api in the spec)",
+}
+
+CALIPER_EXPLAIN = tuple(o for o in CALIPER if o.long in ("k", "judge", "baseline"))  # what changes the plan
+
 EXPLAIN = (Opt("", "format", "format", "value", help="text (default) or json, for tools", metavar="FORMAT"),)
 
 _POSITIVE_INT = ("trials", "jobs")
@@ -92,6 +112,8 @@ class Invocation:
     quiet: bool = False
     verbose: int = 0
     format: str = "text"
+    baseline: bool = False  # caliper's --baseline: every spec gets the without_skill arm for this run
+    output: str | None = None  # caliper's --output FILE: this run's reports, written there as one JSON file
 
 
 def parse(argv: Sequence[str], *, doit_commands: Callable[[], Mapping[str, tuple[Opt, ...]]]) -> Invocation:
@@ -109,7 +131,8 @@ def parse(argv: Sequence[str], *, doit_commands: Callable[[], Mapping[str, tuple
     if word in OWN_COMMANDS and word != "explain":
         return Invocation(command=word, args=tuple(rest[1:]), **base)
     if word == "explain":
-        values, positional = _parse(rest[1:], SELECT + OVERRIDES + EXPLAIN, command="explain")
+        values, positional = _parse(rest[1:], SELECT + OVERRIDES + CALIPER_EXPLAIN + EXPLAIN,
+                                     command="explain")
         fmt = values.get("format", "text")
         if fmt not in ("text", "json"):
             raise UsageError(f"--format must be text or json, not {fmt!r}", hint=_usage("explain"))
@@ -121,7 +144,8 @@ def parse(argv: Sequence[str], *, doit_commands: Callable[[], Mapping[str, tuple
         return Invocation(command=word, doit_args=(word, *values["doit"], *positional), targets=tuple(positional),
                           **base)
     words = rest[1:] if word == "run" else rest
-    table = SELECT + OVERRIDES + OUTPUT + tuple(commands.get("run", ()))
+    # caliper's flags before doit's: its `--output` is caliper's results file, doit's own is `-o`/`--output-file`.
+    table = SELECT + OVERRIDES + OUTPUT + CALIPER + tuple(commands.get("run", ()))
     values, positional = _parse(words, table, command="run")
     doit = list(values["doit"])
     fields = _run_fields(values)
@@ -134,7 +158,7 @@ def parse(argv: Sequence[str], *, doit_commands: Callable[[], Mapping[str, tuple
                       # doit's own levels mean the same to our reporter: -v 0 quiet, -v 2 verbose
                       quiet=bool(values.get("quiet")) or values.get("doit_verbosity") == "0",
                       verbose=int(str(values.get("verbose", 0))) or int(values.get("doit_verbosity") == "2"),
-                      **fields, **base)
+                      output=values.get("output"), **fields, **base)
 
 
 def _run_fields(values: dict[str, Any]) -> dict[str, Any]:
@@ -142,7 +166,19 @@ def _run_fields(values: dict[str, Any]) -> dict[str, Any]:
     for name in _POSITIVE_INT:
         text = values.get(name)
         if text is not None and not (str(text).isdigit() and int(str(text)) > 0):
-            raise UsageError(f"--{name} needs a whole number above 0, not {text!r}", hint=_usage("run"))
+            shown = values.get(f"{name}_as") or f"--{name}"
+            raise UsageError(f"{shown} needs a whole number above 0, not {text!r}", hint=_usage("run"))
+    judge = values.get("caliper_judge")
+    if judge is not None:
+        mode = str(judge).strip()
+        if mode in JUDGE_MODES_REFUSED:
+            raise UsageError(f"--judge {mode} is caliper's, not skillmake's", hint=JUDGE_MODES_REFUSED[mode])
+        if not mode:
+            raise UsageError("--judge needs autorater or a judge model", hint=_usage("run"))
+        # autorater is caliper's default and skillmake's only way: the spec's judge decides. Anything else is a
+        # model (caliper's judge.model); --judge-model, when given too, says it more precisely and wins.
+        if mode != "autorater":
+            overrides.setdefault("judge_model", mode)
     if "timeout" in overrides:
         try:
             ok = float(overrides["timeout"]) > 0
@@ -157,7 +193,8 @@ def _run_fields(values: dict[str, Any]) -> dict[str, Any]:
     tags = values.get("tags") or []
     assert isinstance(tags, list)
     return {"k": values.get("k"), "tags": tuple(tags), "failed": bool(values.get("failed")),
-            "resample": bool(values.get("resample")), "overrides": overrides, "jobs": jobs}
+            "resample": bool(values.get("resample")), "overrides": overrides, "jobs": jobs,
+            "baseline": bool(values.get("baseline"))}
 
 
 def _parse(tokens: list[str], table: Sequence[Opt], *, keep_unknown: bool = False,
@@ -193,6 +230,8 @@ def _parse(tokens: list[str], table: Sequence[Opt], *, keep_unknown: bool = Fals
             values[opt.dest] = int(count) + 1 if isinstance(count, int) else 1
         else:
             values[opt.dest] = True if value is None else value
+            if opt.dest in _POSITIVE_INT:
+                values[f"{opt.dest}_as"] = shown.split("=", 1)[0]  # --k, --workers: errors name what was typed
 
     def need(opt: Opt, shown: str) -> str:
         nonlocal i

@@ -45,6 +45,8 @@ def validate(args: list[str]) -> int:
     parser.add_argument("files", nargs="*", help="spec files (default: every spec under the project root)")
     parser.add_argument("--format", choices=("text", "json"), default="text")
     parser.add_argument("-q", "--quiet", action="store_true", help="print nothing when all specs are valid")
+    parser.add_argument("-v", "--verbose", action="store_true",
+                        help="also print what a translation from another tool's format did not carry over")
     opts = _parse(parser, args)
     if isinstance(opts, int):
         return opts
@@ -61,14 +63,19 @@ def validate(args: list[str]) -> int:
         import orjson
 
         payload: dict[str, Any] = {"valid": result.ok, "files": len(result.files), "errors": render_json(result)}
+        notes = _notes(result.specs)
+        if notes:  # only then: a native project's payload stays as it was
+            payload["notes"] = [{"file": file, "note": note} for file, note in notes]
         _out(orjson.dumps(payload, option=orjson.OPT_INDENT_2).decode())
     elif result.errors:
+        _verbose_notes(result.specs, opts.verbose)
         _out(render_text(result), err=True)
         bad = len({e.loc.path for e in result.errors if e.loc})
         _out(f"{len(result.errors)} error(s) in {bad} of {len(result.files)} spec(s)", err=True)
     elif none:
         _out(f"skillmake: {no_specs.render()}" if no_specs is not None else NO_SPECS.format(root=root), err=True)
     elif not opts.quiet:
+        _verbose_notes(result.specs, opts.verbose)
         _out(f"{len(result.files)} spec(s) valid")
     note = render_skipped(result, root)
     if note and opts.format == "text" and not opts.quiet:
@@ -76,6 +83,18 @@ def validate(args: list[str]) -> int:
     if not result.ok:
         return EXIT_INVALID
     return EXIT_NO_SPECS if none else EXIT_OK
+
+
+def _notes(specs: Sequence[Any]) -> list[tuple[str, str]]:
+    """(file, note) for every note of a translation from another tool's format (Spec.notes), in file order."""
+    return [(spec.relpath, note) for spec in sorted(specs, key=lambda s: s.relpath) for note in spec.notes]
+
+
+def _verbose_notes(specs: Sequence[Any], verbose: bool) -> None:
+    """-v: one line per note, `note: FILE: TEXT`, before the closing line (stdout: they are not errors)."""
+    if verbose:
+        for file, text in _notes(specs):
+            _out(f"note: {file}: {text}")
 
 
 def explain(inv: Invocation) -> int:

@@ -36,7 +36,12 @@ def judge_problems(specs: Iterable[Spec], *, environ: Mapping[str, str] | None =
 
 
 def _problems(spec: Spec, env: Mapping[str, str]) -> list[str]:
-    choice = choose(spec, environ=env)
+    """Every distinct judge the spec's judged cases resolve to (a case may name its own model), each checked once."""
+    choices = dict.fromkeys(choose(spec, case, environ=env) for case in spec.cases if applicable(case))
+    return list(dict.fromkeys(line for choice in choices for line in _choice_problems(choice, env)))
+
+
+def _choice_problems(choice: Choice, env: Mapping[str, str]) -> list[str]:
     if choice.error:
         return [choice.error]
     target = endpoint(choice, environ=env)
@@ -78,8 +83,8 @@ def _codex_problems(secrets: tuple[str, ...], env: Mapping[str, str], which: str
 def _which(choice: Choice) -> str:
     if choice.source == "default":
         return f"judge provider {choice.provider}, the default"
-    if choice.source == "judge.model":
-        return f"judge provider {choice.provider}, inferred from judge.model {choice.model!r}"
+    if choice.source.endswith("judge.model"):  # judge.model, or a case's cases[i].judge.model
+        return f"judge provider {choice.provider}, inferred from {choice.source} {choice.model!r}"
     return f"judge provider {choice.provider}, from {choice.source}"
 
 

@@ -17,6 +17,8 @@ JUDGES = (rubric, criteria, expectations, sections)  # run in this order
 PROVIDERS = ("anthropic", "openai", "claude-code", "codex")
 DEFAULT_MODELS = {"anthropic": "claude-sonnet-4-6", "openai": "gpt-5.4", "claude-code": "claude-sonnet-4-6",
                   "codex": "gpt-5.4"}
+# The model family each provider runs (infer_provider's answer for its models).
+_FAMILY = {"anthropic": "anthropic", "claude-code": "anthropic", "openai": "openai", "codex": "openai"}
 PROVIDER_ENV = ENV["judge_provider"]  # SKILLMAKE_JUDGE_PROVIDER
 __all__ = ["PROVIDER_ENV", "Choice", "applicable", "choose", "endpoint", "infer_provider", "judge_key"]
 
@@ -33,22 +35,31 @@ class Choice:
     source: str = field(default="default", compare=False)
 
 
-def choose(spec: Spec, *, environ: Mapping[str, str] | None = None) -> Choice:
+def choose(spec: Spec, case: Case | None = None, *, environ: Mapping[str, str] | None = None) -> Choice:
     """The judge, as every run setting (overrides.py): --judge-provider, else $SKILLMAKE_JUDGE_PROVIDER, else
     judge.provider, else inferred from the judge model, else anthropic; then --judge-model, else
-    $SKILLMAKE_JUDGE_MODEL, else judge.model, else the provider's default (claude-sonnet-4-6 / gpt-5.4).
+    $SKILLMAKE_JUDGE_MODEL, else the case's judge.model (eva), else judge.model, else the provider's default
+    (claude-sonnet-4-6 / gpt-5.4).
 
     Specs of a project already carry these (overrides.apply): looking again here gives the same answer, and
-    keeps a spec built without a project honest."""
+    keeps a spec built without a project honest. A case's model of another family than the written
+    judge.provider (gpt-* under anthropic) takes its own provider, as a written judge.model alone would."""
     given = overridden("judge_provider", environ=environ)
     given_model = overridden("judge_model", environ=environ)
-    chosen_model = given_model.value if given_model else spec.judge.model
+    case_model = case.judge_model if case is not None else None
+    chosen_model = given_model.value if given_model else case_model or spec.judge.model
     inferred = infer_provider(chosen_model)
     labels = {"command line": "--judge-provider", "environment": f"${PROVIDER_ENV}"}
+    # Only a case model that the written provider cannot run overrides it; None leaves every existing choice as is.
+    case_provider = (inferred if case_model and not given_model and _FAMILY.get(spec.judge.provider or "")
+                     not in (None, inferred) and inferred else None)
     provider, source = next((value, name) for value, name in (
         (given.value if given else None, labels.get(given.source, "") if given else ""),
         (inferred if given_model else None, "the judge model given for this run"),
-        (spec.judge.provider, "judge.provider"), (inferred, "judge.model"), ("anthropic", "default")) if value)
+        (case_provider, f"cases[{case.index if case else 0}].judge.model"),
+        (spec.judge.provider, "judge.provider"),
+        (inferred, f"cases[{case.index}].judge.model" if case_model and case else "judge.model"),
+        ("anthropic", "default")) if value)
     model = chosen_model
     if given and not given_model and inferred not in (None, provider):
         model = None  # a provider chosen for this run does not inherit a written model of another family
@@ -83,7 +94,7 @@ def judge_key(spec: Spec, case: Case) -> dict[str, Any]:
     judges = applicable(case)
     if not judges:
         return {}
-    choice = choose(spec)
+    choice = choose(spec, case)
     key: dict[str, Any] = {
         "provider": choice.provider, "model": choice.model,
         "prompts": {j.NAME: f"{j.NAME}@{j.PROMPT_VERSION}" for j in judges}, "render": RENDER_VERSION,

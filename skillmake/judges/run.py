@@ -27,7 +27,7 @@ def judge_case(spec: Spec, case: Case, *, output: str, files: Mapping[str, bytes
     judges = applicable(case)
     if not judges:
         return JudgeOutcome()
-    choice = choose(spec)
+    choice = choose(spec, case)
     if choice.error:
         return JudgeOutcome(error=choice.error)
     target = endpoint(choice)

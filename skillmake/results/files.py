@@ -20,6 +20,8 @@ BENCHMARK = "benchmark.schema.json"
 GRADING = "grading.schema.json"
 TIMING = "timing.schema.json"
 HISTORY = "history.schema.json"
+SNAPSHOT = "snapshot.schema.json"
+RUN_OUTPUT = "run-output.schema.json"
 _TAIL = 64 * 1024  # far more than one history row: the last complete row is always inside it
 
 
@@ -46,6 +48,11 @@ def write_grading(path: str | Path, grade: Mapping[str, Any], trial: Mapping[str
 def write_timing(path: str | Path, trial: Mapping[str, Any]) -> None:
     """skill-creator's timing.json for one trial record."""
     write_json(path, timing_json(trial), schema=TIMING, what=f"timing {path}")
+
+
+def write_snapshot(path: str | Path, snapshot: Mapping[str, Any]) -> None:
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    write_json(path, snapshot, schema=SNAPSHOT, what=f"snapshot {path}")
 
 
 def write_junit(path: str | Path, xml: str) -> None:

@@ -9,10 +9,11 @@ from typing import Any
 
 from ..model import Spec
 from .benchmark import benchmark_json, with_history
-from .files import BENCHMARK, append_history, read_json, read_report, write_benchmark, write_report
+from .files import BENCHMARK, append_history, read_json, read_report, write_benchmark, write_report, write_snapshot
 from .history import Comparison, compare, history_row
 from .records import Record
 from .report import build_report
+from .snapshot import SNAPSHOTS, build_snapshot, snapshot_name
 
 REPORT_FILE = "report.json"
 BENCHMARK_FILE = "benchmark.json"
@@ -25,6 +26,7 @@ class Published:
     previous: dict[str, Any] | None  # the report.json found before this run (None if none or unreadable)
     comparison: Comparison
     appended: bool  # a history row was added: the report's digest differs from the last row's
+    snapshot: Path | None = None  # the snapshot written for this report (only when it changed)
 
 
 def publish(folder: str | Path, spec: Spec, trials: Sequence[Record], grades: Sequence[Record], *,
@@ -34,7 +36,9 @@ def publish(folder: str | Path, spec: Spec, trials: Sequence[Record], grades: Se
     `now` is the ISO timestamp of this run and `run_id` its id (it splits the cost into spent and
     reused). The previous report.json is read first (a corrupt one counts as missing) so the
     caller can show what regressed or improved. The history row is added only when the report's
-    digest differs from the last row's: a run that changed nothing leaves the history as it was.
+    digest differs from the last row's: a run that changed nothing leaves the history as it was; that row
+    comes with a snapshot in `snapshots/` (results/snapshot.py): the skill's and referenced files' digests and
+    the project's git commit.
     """
     base = Path(folder)
     previous = read_report(base / REPORT_FILE)
@@ -44,4 +48,16 @@ def publish(folder: str | Path, spec: Spec, trials: Sequence[Record], grades: Se
     earlier = read_json(base / BENCHMARK_FILE, schema=BENCHMARK)
     write_benchmark(base / BENCHMARK_FILE, with_history(earlier, benchmark_json(spec, trials, grades, timestamp=now)))
     appended = append_history(base / HISTORY_FILE, history_row(report, ts=now))
-    return Published(report=report, previous=previous, comparison=compare(previous, report), appended=appended)
+    snapshot = None
+    if appended:
+        # caliper's per-run result snapshot, on history's rule: a run that changed nothing adds nothing. After the
+        # history row, so a row never names a report whose inputs are not also snapshotted by a later run.
+        try:
+            data = build_snapshot(spec, report, ts=now, run_id=run_id)
+        except OSError:
+            data = None  # a skill file removed while the run ended: the report stands, without its snapshot
+        if data is not None:
+            snapshot = base / SNAPSHOTS / snapshot_name(now, run_id)
+            write_snapshot(snapshot, data)
+    return Published(report=report, previous=previous, comparison=compare(previous, report), appended=appended,
+                     snapshot=snapshot)

@@ -167,3 +167,41 @@ def test_a_malformed_eva_file_is_reported_at_its_own_line_and_pointer(name: str)
     assert "Traceback" not in done.stderr
     assert done.returncode == 2 and done.stdout == ""
     assert done.stderr == (INVALID / name / "expected").read_text(encoding="utf-8")
+
+
+PER_CASE_JUDGES = '''\
+cases:
+  - name: quick
+    inputs: {task: rename, constraints: rename total to sum}
+    rubric: "Is the diff small?"
+    judge: {model: claude-haiku-4-5-20251001}
+  - name: careful
+    inputs: {task: rename, constraints: rename a to b}
+    rubric: "Is the diff correct?"
+    judge: {model: claude-opus-4-7}
+  - name: unnamed
+    inputs: {task: rename, constraints: rename c to d}
+    rubric: "Is the diff tidy?"
+'''
+
+
+@needs_prompt_skill
+def test_each_case_is_judged_by_its_own_judge_model(tmp_path: Path) -> None:
+    """eva's `cases[].judge.model`: one judge request per case, each to that case's model (the unnamed case to
+    the default); editing one case's model re-judges that case alone, running no trial."""
+    p = Project.empty(tmp_path / "proj", {"agent.py": AGENT})
+    _config(p, '"prompts"')
+    p.write("prompts/judged/prompt.xml", "<prompt><task>{{task}}</task><constraints>{{constraints}}</constraints>"
+                                         "</prompt>\n")
+    p.write("prompts/judged/eval.yml", PER_CASE_JUDGES)
+    with FakeAPI() as api:
+        api.default = Reply.text("SCORE=5 REASON=Fine.")
+        first = p.run(env=api.anthropic_env())
+        assert first.code == 0, first.out + first.err
+        assert first.agent_calls == 3
+        assert sorted(r.model or "" for r in api.requests) == [
+            "claude-haiku-4-5-20251001", "claude-opus-4-7", "claude-sonnet-4-6"]
+        p.replace("prompts/judged/eval.yml", "claude-opus-4-7", "claude-opus-4-6")
+        again = p.run(env=api.anthropic_env())
+        assert again.code == 0, again.out + again.err
+        assert again.agent_calls == 0 and [r.model for r in api.requests[3:]] == ["claude-opus-4-6"]

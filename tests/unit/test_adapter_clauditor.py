@@ -108,7 +108,8 @@ def test_grading_criteria_become_criteria_with_the_judge(tmp_path: Path) -> None
     ({}, NO_CLAUDE, "codex"),
     ({"harness": "claude-code"}, NO_CLAUDE, "claude-code"),
     ({"harness": "codex"}, {"CLAUDITOR_HARNESS": "claude-code", **NO_CLAUDE}, "claude-code"),
-    ({"harness": "codex"}, {"CLAUDITOR_HARNESS": "bogus", **NO_CLAUDE}, "codex"),
+    ({"harness": "codex"}, {"CLAUDITOR_HARNESS": "", **NO_CLAUDE}, "codex"),  # empty is unset; an invalid value
+    # is refused, as clauditor refuses it (test_clauditor_edges::test_the_resolvers_refuse_what_clauditor_refuses)
 ])
 def test_harness_precedence(spec: dict[str, Any], environ: dict[str, str], kind: str) -> None:
     assert harness(spec, environ)[0] == kind

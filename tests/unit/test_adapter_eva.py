@@ -60,8 +60,9 @@ def test_the_case_shape_example_translates_field_by_field() -> None:
     assert t.data["skill"] == "prompt.xml"
     assert t.data["agent"] == {"kind": "claude-code", "model": "claude-opus-4-7"}
     assert t.data["timeout"] == 60
-    assert t.data["judge"] == {"model": "claude-haiku-4-5-20251001"}
+    assert "judge" not in t.data  # eva names the judge model per case
     (case,) = t.data["cases"]
+    assert case["judge"] == {"model": "claude-haiku-4-5-20251001"}
     assert case["id"] == "small-file-happy-path"
     assert "small.py" in case["prompt"] and "rename total to sum" in case["prompt"]  # inputs_from's inputs.yml
     assert case["checks"] == [{"type": "contains", "needle": "<diff>"}, {"type": "max_tokens", "count": 2000}]
@@ -76,7 +77,7 @@ def test_native_pointers_map_back_to_the_seed() -> None:
     assert t.seed_pointer("/cases/0/id") == "/cases/0/name"
     assert t.seed_pointer("/cases/0/checks/1/count") == "/cases/0/assert/1/max_tokens"
     assert t.seed_pointer("/cases/0/pass_threshold") == "/cases/0/judge/pass_threshold"
-    assert t.seed_pointer("/judge/model") == "/cases/0/judge/model"
+    assert t.seed_pointer("/cases/0/judge/model") == "/cases/0/judge/model"
     assert t.seed_pointer("/cases/0/prompt") == "/cases/0/inputs_from"
     assert t.seed_pointer("/skill") == ""
 
@@ -125,12 +126,14 @@ def test_every_assert_op_becomes_its_native_check(tmp_path: Path) -> None:
         {"type": "json_schema", "schema": {"type": "object"}}, {"type": "json_schema", "schema_file": "s.json"}]
 
 
-def test_a_second_judge_model_is_a_note(tmp_path: Path) -> None:
+def test_each_case_keeps_its_own_judge_model(tmp_path: Path) -> None:
     spec = ("cases:\n  - {name: a, inputs: {x: y}, rubric: r, judge: {model: m1}}\n"
-            "  - {name: b, inputs: {x: y}, rubric: r, judge: {model: m2}}\n")
+            "  - {name: b, inputs: {x: y}, rubric: r, judge: {model: m2, pass_threshold: 3}}\n"
+            "  - {name: c, inputs: {x: y}, rubric: r}\n")
     t = _translate(_eva(tmp_path, spec), tmp_path)
-    assert t.data["judge"] == {"model": "m1"}
-    assert len(t.notes) == 1 and "'m2'" in t.notes[0]
+    assert "judge" not in t.data and t.notes == ()
+    assert [c.get("judge") for c in t.data["cases"]] == [{"model": "m1"}, {"model": "m2"}, None]
+    assert t.data["cases"][1]["pass_threshold"] == 3
 
 
 def test_the_project_agent_runs_eva_with_evas_model(tmp_path: Path) -> None:

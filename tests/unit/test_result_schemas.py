@@ -10,7 +10,7 @@ from jsonschema import Draft7Validator
 
 REPO = Path(__file__).resolve().parents[2]
 NAMES = ("report", "benchmark", "grading", "timing", "history", "trial-record", "grade-record", "eval-metadata",
-         "eva-history", "promotion")
+         "eva-history", "promotion", "snapshot", "run-output")
 EXAMPLES = REPO / "tests" / "data" / "schemas"
 
 
@@ -43,7 +43,7 @@ def test_bad_example_fails(name: str, path: Path) -> None:
     assert errors, f"{path.name} should not validate against {name}.schema.json"
 
 
-@pytest.mark.parametrize("name", ["report", "history"])
+@pytest.mark.parametrize("name", ["report", "history", "snapshot", "run-output"])
 def test_our_formats_are_closed(name: str) -> None:
     """Formats skillmake owns reject unknown keys at the top level (skill-creator's stay open)."""
     assert schema(name)["additionalProperties"] is False

@@ -1,0 +1,39 @@
+"""caliper's `--output FILE`: this run's results, every report it covers, written to one JSON file."""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+from typing import Any
+
+from ..results.files import RUN_OUTPUT, read_report, write_json
+
+
+def write_output(path: str) -> None:
+    """Write the reports of the specs this run covered (every spec, or those with a selected cell) to `path`.
+
+    A spec whose report is missing (its trials could not run) is listed under `missing`, so the file always
+    says which specs it speaks for."""
+    from ..build import tasks
+    from ..project import current_run_id
+
+    root = tasks.current_root()
+    project = tasks.project_at(root)
+    chosen = tasks.chosen_at(root)
+    reports: list[dict[str, Any]] = []
+    missing: list[str] = []
+    for plan in tasks.plans_at(root):
+        if not chosen.touches(plan):
+            continue
+        report = read_report(project.reports_dir / plan.spec.name / "report.json")
+        if report is None:
+            missing.append(plan.spec.name)
+        else:
+            reports.append(report)
+    data = {"version": 1, "run_id": current_run_id(),
+            "generated": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+            "passed": bool(reports) and not missing and all(r["verdict"]["passed"] for r in reports),
+            "reports": reports, "missing": missing}
+    target = os.path.abspath(os.path.expanduser(path))
+    os.makedirs(os.path.dirname(target), exist_ok=True)
+    write_json(target, data, schema=RUN_OUTPUT, what=f"--output {path}")

@@ -1,0 +1,39 @@
+"""caliper's --baseline: every spec also runs without the skill for this run, keyed as `baseline: true` would be."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from .project import AGENT, Project
+
+SKILL = "---\nname: a\ndescription: answers\n---\nAnswer in UPPERCASE.\n"
+SPEC = """\
+skill: skills/a
+agent: {kind: command, command: [python3, agent.py]}
+cases:
+  - id: one
+    prompt: say one
+    checks: [{type: contains, needle: ONE}]
+"""
+
+
+@pytest.fixture(autouse=True)
+def _no_inherited_settings(monkeypatch: pytest.MonkeyPatch) -> None:
+    for var in [v for v in os.environ if v.startswith("SKILLMAKE_")]:
+        monkeypatch.delenv(var, raising=False)
+
+
+def test_baseline_runs_the_without_skill_arm_and_shares_keys_with_baseline_true(tmp_path: Path) -> None:
+    project = Project.empty(tmp_path / "p", {"agent.py": AGENT, "skills/a/SKILL.md": SKILL, "a.eval.yaml": SPEC})
+    skillmake = [sys.executable, "-m", "skillmake"]
+    first = project.run(cmd=skillmake)
+    assert first.agent_calls == 1 and project.calls() == ["one with_skill 0"]
+    with_baseline = project.run(cmd=[*skillmake, "--baseline"])
+    assert with_baseline.agent_calls == 1 and project.calls()[-1] == "one without_skill 0"
+    # The spec writing `baseline: true` is the same two cells: nothing runs.
+    project.write("a.eval.yaml", SPEC.replace("cases:", "baseline: true\ncases:"))
+    assert project.run(cmd=skillmake).agent_calls == 0
