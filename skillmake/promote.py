@@ -142,8 +142,15 @@ def _inside_skill(skill: Skill, path: Path, shown: str) -> str | None:
     from .paths import not_skill, within
 
     top = os.path.realpath(skill.path)
-    folder = os.path.realpath(path.parent)
-    if skill.kind != "folder" or not within(folder, top) or not_skill(folder, path.name, top=top):
+    target = os.path.realpath(path)
+    if skill.kind != "folder" or not within(target, top):
         return None
+    # Not part of the skill when the file, or any folder on its way down from the skill's top, is left out
+    # (skill-creator's evals/promotion.json sits in evals/, which is not part of the skill).
+    folder, rest = top, os.path.relpath(target, top).split(os.sep)
+    for name in rest:
+        if not_skill(folder, name, top=top):
+            return None
+        folder = os.path.join(folder, name)
     return (f"its promotion file {shown} would sit inside the skill folder and change the skill; keep the "
             f"spec outside the skill's folder")

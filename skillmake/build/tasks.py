@@ -11,6 +11,7 @@ from typing import Any
 import orjson
 
 from .. import fstree, runlock
+from ..checkout import METADATA
 from ..errors import EXIT_INVALID, SkillmakeError
 from ..project import Project, new_run_id
 from ..workspace import trial_dir
@@ -242,6 +243,8 @@ def _remove(project: Project, path: str) -> None:
             top = os.path.realpath(base)
             parent = os.path.dirname(os.path.realpath(path))
             while parent != top and fstree.inside(parent, base):
+                if os.listdir(parent) == [METADATA]:  # a case folder's eval_metadata.json goes with its last view
+                    os.unlink(os.path.join(parent, METADATA))
                 try:
                     os.rmdir(parent)  # fails on a folder that still holds something: keep it, stop climbing
                 except OSError:
