@@ -243,10 +243,10 @@ def _remove(project: Project, path: str) -> None:
             top = os.path.realpath(base)
             parent = os.path.dirname(os.path.realpath(path))
             while parent != top and fstree.inside(parent, base):
-                if os.listdir(parent) == [METADATA]:  # a case folder's eval_metadata.json goes with its last view
-                    os.unlink(os.path.join(parent, METADATA))
                 try:
-                    os.rmdir(parent)  # fails on a folder that still holds something: keep it, stop climbing
+                    if os.listdir(parent) == [METADATA]:  # a case's eval_metadata.json goes with its last view
+                        os.unlink(os.path.join(parent, METADATA))
+                    os.rmdir(parent)  # fails on a folder that still holds something (or is gone): stop climbing
                 except OSError:
                     break
                 parent = os.path.dirname(parent)
