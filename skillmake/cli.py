@@ -22,6 +22,11 @@ commands:
   grade --output FILE [SPEC]    grade an output you already have, without running the agent (clauditor's)
   import FILE [-o OUT]          write the native spec of a clauditor/skill-creator/caliper/eva file
   promote [SPEC…]               move a skill or prompt draft → tested → ready on passing results
+  compare SPEC [A B | --against REV|DIR | --previous]
+                                blind A/B: a judge picks the better output, both orders, unlabeled
+  optimize-description SPEC     improve the skill's description on its trigger_tests (skill-creator's loop)
+  rejudge N [SPEC…]             judge cached outputs N more times: flip rate and Fleiss' kappa per criterion
+  view [SPEC…]                  browse results, outputs and transcripts on 127.0.0.1, with feedback
   list, info, clean, forget, …  doit's commands (`skillmake help` lists them; `skillmake CMD --help`)"""
 
 
@@ -76,6 +81,7 @@ def _main(args: list[str]) -> int:
         from .captured import main as captured_main
 
         return captured_main(args[1:])
+    args = _rejudge_flag(args)
     inv = cmdline.parse(args, doit_commands=_doit_commands)
     if inv.root is not None:
         root = os.path.abspath(os.path.expanduser(inv.root))
@@ -87,7 +93,8 @@ def _main(args: list[str]) -> int:
 
         return _say(f"skillmake {__version__}\ndoit {doit_version()}")
     console.configure(quiet=inv.quiet, verbose=bool(inv.verbose), color=inv.color)
-    if inv.command in ("validate", "report", "watch", "init", "schema", "import", "promote"):
+    if inv.command in ("validate", "report", "watch", "init", "schema", "import", "promote", "compare",
+                       "optimize-description", "view", "rejudge"):
         return _own(inv.command, [*inv.args, *(["--help"] if inv.help else [])])
     if inv.command == "explain":
         if inv.help:
@@ -114,6 +121,16 @@ def _main(args: list[str]) -> int:
     return code
 
 
+def _rejudge_flag(args: list[str]) -> list[str]:
+    """`skillmake --rejudge N [SPEC…]` (the issue's spelling) is `skillmake rejudge N [SPEC…]`."""
+    for i, arg in enumerate(args):
+        if arg == "--rejudge" or arg.startswith("--rejudge="):
+            value = [arg.split("=", 1)[1]] if "=" in arg else args[i + 1:i + 2]
+            rest = args[:i] + args[i + (1 if "=" in arg else 2):]
+            return ["rejudge", *value, *rest]
+    return args
+
+
 def _say(text: str) -> int:
     console.write_line(sys.stdout, text)
     return EXIT_OK
@@ -136,6 +153,22 @@ def _own(command: str, args: list[str]) -> int:
         from .promote import main as promote_main
 
         return promote_main(args)
+    if command == "compare":
+        from .compare.command import main as compare_main
+
+        return compare_main(args)
+    if command == "optimize-description":
+        from .triggers.optimize import main as optimize_main
+
+        return optimize_main(args)
+    if command == "rejudge":
+        from .judges.noise import main as rejudge_main
+
+        return rejudge_main(args)
+    if command == "view":
+        from .view.command import main as view_main
+
+        return view_main(args)
     from .commands import specs
 
     return specs.validate(args) if command == "validate" else specs.report(args)

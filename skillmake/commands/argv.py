@@ -15,7 +15,8 @@ from typing import Any
 from ..errors import UsageError
 
 # The commands skillmake implements itself (everything else is a doit command or a task name).
-OWN_COMMANDS = ("validate", "explain", "report", "watch", "init", "schema", "import", "promote")
+OWN_COMMANDS = ("validate", "explain", "report", "watch", "init", "schema", "import", "promote", "compare",
+                "optimize-description", "view", "rejudge")
 
 
 @dataclass(frozen=True, slots=True)
