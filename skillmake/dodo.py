@@ -8,9 +8,18 @@ from typing import Any
 
 from . import console, process
 from .build.config import doit_config
-from .build.tasks import current_root, grade_tasks, report_tasks, thresholds_tasks, trial_tasks, validate_tasks
+from .build.tasks import (
+    current_root,
+    grade_tasks,
+    report_tasks,
+    thresholds_tasks,
+    trial_tasks,
+    trigger_tasks,
+    validate_tasks,
+)
 
-__all__ = ["DOIT_CONFIG", "task_grade", "task_report", "task_thresholds", "task_trial", "task_validate"]
+__all__ = ["DOIT_CONFIG", "task_grade", "task_report", "task_thresholds", "task_trial", "task_trigger",
+           "task_validate"]
 
 DOIT_CONFIG = doit_config(current_root())
 # Ctrl-C / SIGTERM under plain doit: stop every trial's processes, keep what finished, exit 130 in one line.
@@ -27,6 +36,11 @@ def task_validate() -> Iterator[dict[str, Any]]:
 def task_trial() -> Iterator[dict[str, Any]]:
     """run stale trials in isolated workspaces"""
     yield from trial_tasks(current_root())
+
+
+def task_trigger() -> Iterator[dict[str, Any]]:
+    """run stale trigger trials: does the skill fire for each query?"""
+    yield from trigger_tasks(current_root())
 
 
 def task_grade() -> Iterator[dict[str, Any]]:

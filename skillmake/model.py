@@ -127,6 +127,8 @@ class JudgeConfig:
     provider: str | None = None
     model: str | None = None
     pass_threshold: int = 4
+    # Sent to the API judges (anthropic, openai); None: the provider's own choice. In the grade key only when set.
+    temperature: float | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -135,6 +137,57 @@ class Thresholds:
     min_mean_score: float | None = None
     min_baseline_delta: float | None = None
     min_stability: float | None = None
+    # Trigger gates (results/triggers.py): over every run of every query, and the share of queries passing.
+    min_trigger_precision: float | None = None
+    min_trigger_recall: float | None = None
+    min_trigger_f1: float | None = None
+    min_trigger_pass_rate: float | None = None
+
+    @property
+    def trigger_declared(self) -> bool:
+        return any(v is not None for v in (self.min_trigger_precision, self.min_trigger_recall,
+                                           self.min_trigger_f1, self.min_trigger_pass_rate))
+
+
+TRIGGER_ARM = "trigger"  # the arm name trigger trials carry in their records' labels
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TriggerQuery:
+    """One query of a trigger set: whether the skill should fire for it. `id` names its tasks and views."""
+
+    id: str
+    query: str
+    should_trigger: bool
+    index: int  # position in the spec's trigger set (should_trigger first, then should_not_trigger)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Distractor:
+    """Another skill installed beside the one under test during trigger trials: only its name and description
+    are offered to the model, so only they are part of a trigger trial's key."""
+
+    name: str
+    description: str
+    source: str | None = None  # the SKILL.md (or command file) it was read from; None when written inline
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TriggerTests:
+    """Trigger (activation) evals: each query runs `runs` times on a CLI agent with the skill installed among
+    distractors; a query triggers when its activation rate reaches `threshold` (skill-creator's rule)."""
+
+    queries: tuple[TriggerQuery, ...]
+    agent: AgentConfig
+    runs: int = 3
+    threshold: float = 0.5
+    timeout: float | None = None  # None: the spec's timeout
+    distractors: tuple[Distractor, ...] = ()
+
+    @property
+    def runnable(self) -> bool:
+        """Whether the agent shows activation in its transcript (claude-code and codex do)."""
+        return self.agent.kind in ("claude-code", "codex")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -167,7 +220,7 @@ class Spec:
     thresholds: Thresholds = field(default_factory=Thresholds)
     forbidden_files: tuple[str, ...] = ()
     extra_path: tuple[str, ...] = ()
-    trigger_tests: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    trigger_tests: TriggerTests | None = None
     tags: tuple[str, ...] = ()
     format: str | None = None  # the other tool's format it was read from (skillmake.adapters); None: native
     declared: frozenset[str] = frozenset()  # the top-level keys the spec (or its translation) writes

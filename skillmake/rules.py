@@ -95,6 +95,12 @@ class Rules:
         if name is not None:
             self._name("/name", "spec name", name)
         self._cases()
+        triggers = data.get("trigger_tests")
+        if isinstance(triggers, dict) and self.clean("/trigger_tests"):
+            from . import trigger_spec
+
+            trigger_spec.check(triggers, skill=self.skill, folder=self.folder, clean=self.clean,
+                               report=lambda pointer, message, hint: self.error(pointer, message, hint))
 
     def _variants(self) -> None:
         agent = self.data.get("agent")

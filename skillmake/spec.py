@@ -8,6 +8,7 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
+from . import trigger_spec
 from .adapters.detect import foreign_format
 from .errors import Location, SpecError, SpecErrors
 from .model import (
@@ -204,7 +205,6 @@ def _build(data: dict[str, Any], rules: Rules) -> Spec:
         arms.append(Arm(name=variant["name"], agent=_agent(merged), skill=variant.get("skill", True)))
     judge = data.get("judge", {})
     sandbox = data.get("sandbox", {})
-    triggers = data.get("trigger_tests", {})
     assert rules.skill is not None
     return Spec(
         name=data.get("name") or spec_name_of(rules.path), path=rules.path, relpath=rules.shown, skill=rules.skill,
@@ -213,11 +213,13 @@ def _build(data: dict[str, Any], rules: Rules) -> Spec:
         trials=data.get("trials", 1), timeout=float(data.get("timeout", 300)), description=data.get("description"),
         system_prompt=data.get("system_prompt"),
         judge=JudgeConfig(provider=judge.get("provider"), model=judge.get("model"),
-                          pass_threshold=judge.get("pass_threshold", 4)),
+                          pass_threshold=judge.get("pass_threshold", 4), temperature=judge.get("temperature")),
         thresholds=Thresholds(**data.get("thresholds", {})),
         forbidden_files=tuple(sandbox.get("forbidden_files", ())),
         extra_path=tuple(sandbox.get("extra_path", ())),
-        trigger_tests={k: tuple(v) for k, v in triggers.items()}, tags=tuple(data.get("tags", ())),
+        trigger_tests=trigger_spec.build(data.get("trigger_tests"), agent=agent, folder=rules.folder,
+                                         make_agent=_agent, base_agent=data["agent"]),
+        tags=tuple(data.get("tags", ())),
         declared=frozenset(data))
 
 

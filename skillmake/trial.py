@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -66,7 +67,14 @@ def execute(project: Project, spec: Spec, case: Case, arm: Arm, k: int, tkey: Tr
     One execution per key at a time: a second cell, run or project (on a shared store) with the same key
     waits for the first and then reuses its record. With `resample`, a stored result is run again unless this
     very run produced it (cells with the same inputs share one fresh sample)."""
-    timeout = timeout_of(spec, case)
+    return reuse_or_run(project, tkey, timeout_of(spec, case), resample=resample,
+                        run=lambda replacing: _run(project, spec, case, arm, k, tkey, replacing=replacing))
+
+
+def reuse_or_run(project: Project, tkey: TrialKey, timeout: float, *, resample: bool,
+                 run: Callable[[dict[str, Any] | None], dict[str, Any]]) -> TrialRun:
+    """The cached record of `tkey` that fits `timeout`, else `run(replacing)`'s, under the key's lock (`replacing`:
+    the stored record a resample replaces)."""
     hit = None if resample else cached(project, tkey, timeout)
     if hit is not None:
         return TrialRun(record=hit, ran=False)
@@ -75,7 +83,7 @@ def execute(project: Project, spec: Spec, case: Case, arm: Arm, k: int, tkey: Tr
         if hit is not None and (not resample or hit.get("run_id") == current_run_id()):
             return TrialRun(record=hit, ran=False)
         replacing = project.store.get_action(tkey.key, schema=TRIAL_SCHEMA) if resample else None
-        return TrialRun(record=_run(project, spec, case, arm, k, tkey, replacing=replacing), ran=True)
+        return TrialRun(record=run(replacing), ran=True)
 
 
 def keep_replaced(project: Project, record: dict[str, Any]) -> None:
@@ -109,12 +117,12 @@ def _run(project: Project, spec: Spec, case: Case, arm: Arm, k: int, tkey: Trial
     tdir = scratch_dir(project.work_dir, tkey.key, run_id)
     try:
         prepare(tdir, case)
-        return _run_in(project, spec, case, arm, k, tkey, tdir, run_id, replacing=replacing)
+        return run_in(project, spec, case, arm, k, tkey, tdir, run_id, replacing=replacing)
     finally:
         fstree.remove_tree(tdir.root)
 
 
-def _run_in(project: Project, spec: Spec, case: Case, arm: Arm, k: int, tkey: TrialKey, tdir: TrialDir,
+def run_in(project: Project, spec: Spec, case: Case, arm: Arm, k: int, tkey: TrialKey, tdir: TrialDir,
             run_id: str, *, replacing: dict[str, Any] | None = None) -> dict[str, Any]:
     store = project.store
     skill = spec.skill if arm.skill else None

@@ -195,7 +195,8 @@ class ClauditorAdapter:
         if triggers:
             native["trigger_tests"] = triggers
             origin["/trigger_tests"] = "/trigger_tests"
-            notes.append("trigger_tests are kept on the spec; running them is the triggers issue")
+            notes.append("trigger_tests run as trigger trials (3 runs per query, threshold 0.5) on claude-code or "
+                         "codex; see docs/triggers.md")
         if "output_file" in data and "output_files" in data:
             notes.append("output_file and output_files: clauditor reads output_file only; skillmake captures both")
         return Translation(data=native, origin=origin, notes=tuple(notes), agent_is_default=chosen_by_default)

@@ -13,7 +13,7 @@ from ..project import Project
 from ..store import TRIAL_SCHEMA
 from ..validate import render_text, validate_files
 from . import explain
-from .plan import Item, SpecPlan
+from .plan import Item, SpecPlan, TriggerItem
 
 
 def validate_spec(project: Project, path: str) -> TaskFailed | None:
@@ -73,11 +73,36 @@ def run_grade(project: Project, item: Item, *, resample: bool = False) -> dict[s
         run = grading.execute(project, item.spec, item.case, item.arm, item.k, record, resample=resample)
     except SkillmakeError as exc:
         return TaskFailed(exc.render())
-    values: dict[str, Any] = {"outcome": run.record["outcome"], "key": run.record["key"], "why": why,
-                              "ran": run.ran}
+    values: dict[str, Any] = {"outcome": run.record["outcome"], "key": run.record["key"],
+                              "why": why if run.ran else "reused from the store", "ran": run.ran}
     if run.ran:
         usage = run.record["usage"]
         values.update(judge_calls=run.judge_calls, tokens=usage.get("total_tokens") or 0,
+                      cost_usd=usage.get("cost_usd") or 0.0)
+    return values
+
+
+def run_trigger(project: Project, item: TriggerItem, *, resample: bool = False) -> dict[str, Any] | TaskFailed:
+    from ..triggers.run import execute, triggered
+
+    tests = item.spec.trigger_tests
+    assert tests is not None
+    why = ("resampled: a fresh sample replaces the stored one" if resample else
+           _why(lambda: explain.trigger_reasons(project, item)))
+    try:
+        run = execute(project, item.spec, tests, item.query, item.k, item.tkey, item.offered, resample=resample)
+    except SkillmakeError as exc:
+        return TaskFailed(exc.render())
+    record = run.record
+    outcome = record["outcome"]
+    if outcome == "completed":
+        fired = triggered(record, item.offered.name)
+        outcome = "triggered" if fired else "not triggered"
+    values: dict[str, Any] = {"outcome": outcome, "key": record["key"], "ran": run.ran,
+                              "why": why if run.ran else "reused from the store"}
+    if run.ran:
+        usage = record["usage"]
+        values.update(requests=usage.get("requests"), model=True, tokens=usage.get("total_tokens") or 0,
                       cost_usd=usage.get("cost_usd") or 0.0)
     return values
 
@@ -96,4 +121,6 @@ def check_thresholds(project: Project, plans: tuple[SpecPlan, ...]) -> TaskFaile
     from .report import problems_of
 
     problems = [message for plan in plans for message in problems_of(project, plan)]
+    from ..view.site import refresh_site  # the viewer's static pages (never fails the run)
+    refresh_site(project)
     return TaskFailed("\n".join(problems)) if problems else None

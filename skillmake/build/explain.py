@@ -15,7 +15,7 @@ from ..keys import Part, grade_part
 from ..project import Project
 from ..trial import fits, timeout_of
 from ..workspace import trial_dir
-from .plan import Item, SpecPlan
+from .plan import Item, SpecPlan, TriggerItem
 
 _RUN_FIELDS = {"prompt": "prompt", "args": "args", "setup": "setup", "cleanup": "cleanup", "output_file": "output_file",
                "output_files": "output_files", "system_prompt": "system prompt",
@@ -29,11 +29,12 @@ class Stale:
 
 
 def explain(project: Project, plans: tuple[SpecPlan, ...], *,
-            wanted: Callable[[Item], bool] | None = None, resample: bool = False) -> tuple[list[Stale], dict[str, Any]]:
+            wanted: Callable[[Item | TriggerItem], bool] | None = None,
+            resample: bool = False) -> tuple[list[Stale], dict[str, Any]]:
     """The stale trials and grades of `plans` (only the items `wanted` keeps), and the totals of what would run."""
     stale: list[Stale] = []
     totals = {"trials": 0, "grades": 0, "trials_reused": 0, "grades_reused": 0, "cost_usd": 0.0,
-              "cost_known": True, "judge_calls": 0}
+              "cost_known": True, "judge_calls": 0, "triggers": 0, "triggers_reused": 0}
     for plan in plans:
         for item in plan.items:
             if wanted is not None and not wanted(item):
@@ -59,10 +60,24 @@ def explain(project: Project, plans: tuple[SpecPlan, ...], *,
                 reasons = (["its trial will run"] if not item.trial_cached or resample
                            else grade_reasons(project, item, kept(project, item, "grade.json")))
                 stale.append(Stale(task=f"grade:{item.name}", reasons=tuple(reasons)))
+        for trigger in plan.triggers:
+            if wanted is not None and not wanted(trigger):
+                continue
+            if trigger.cached and not resample:
+                totals["triggers_reused"] += 1
+                continue
+            totals["triggers"] += 1
+            reasons = ["resampled (--resample)"] if trigger.cached else trigger_reasons(project, trigger)
+            stale.append(Stale(task=f"trigger:{trigger.name}", reasons=tuple(reasons)))
+            cost = (kept_trigger(project, trigger) or {}).get("usage", {}).get("cost_usd")
+            if cost is not None:
+                totals["cost_usd"] += cost
+            else:
+                totals["cost_known"] = False
     return stale, totals
 
 
-def matcher(plans: Sequence[SpecPlan], patterns: Sequence[str]) -> Callable[[Item], bool] | None:
+def matcher(plans: Sequence[SpecPlan], patterns: Sequence[str]) -> Callable[[Item | TriggerItem], bool] | None:
     """Which items `skillmake explain PATTERN…` asks about, or None for all of them.
 
     A pattern is a spec name, a task name (`trial:S/C/A/K`, `grade:…`, `report:S`, `validate:FILE`) or a cell
@@ -70,8 +85,8 @@ def matcher(plans: Sequence[SpecPlan], patterns: Sequence[str]) -> Callable[[Ite
     A pattern that names nothing is a usage error that says what the names look like."""
     if not patterns:
         return None
-    items = [i for p in plans for i in p.items]
-    tests: list[Callable[[Item], bool]] = []
+    items: list[Item | TriggerItem] = [*(i for p in plans for i in p.items), *(t for p in plans for t in p.triggers)]
+    tests: list[Callable[[Item | TriggerItem], bool]] = []
     for pattern in patterns:
         test = _pattern(pattern)
         if not any(test(i) for i in items):
@@ -83,15 +98,21 @@ def matcher(plans: Sequence[SpecPlan], patterns: Sequence[str]) -> Callable[[Ite
     return lambda item: any(t(item) for t in tests)
 
 
-def _pattern(pattern: str) -> Callable[[Item], bool]:
+def _pattern(pattern: str) -> Callable[[Item | TriggerItem], bool]:
     kind, sep, rest = pattern.partition(":")
     if sep and kind in ("report", "validate"):
         return lambda item: fnmatch.fnmatchcase(item.spec.name, rest) or (
             kind == "validate" and fnmatch.fnmatchcase(item.spec.relpath, rest))
-    cell = rest if sep and kind in ("trial", "grade") else pattern
+    typed = sep and kind in ("trial", "grade", "trigger")
+    cell = rest if typed else pattern
+
+    def right_kind(item: Item | TriggerItem) -> bool:
+        return not typed or isinstance(item, TriggerItem) == (kind == "trigger")
+
     if "/" not in cell:
-        return lambda item: fnmatch.fnmatchcase(item.spec.name, cell)
-    return lambda item: fnmatch.fnmatchcase(item.name, cell) or fnmatch.fnmatchcase(item.name, cell + "/*")
+        return lambda item: right_kind(item) and fnmatch.fnmatchcase(item.spec.name, cell)
+    return lambda item: right_kind(item) and (fnmatch.fnmatchcase(item.name, cell)
+                                              or fnmatch.fnmatchcase(item.name, cell + "/*"))
 
 
 def to_json(stale: list[Stale], totals: dict[str, Any], *, overrides: Sequence[str] = (),
@@ -102,8 +123,10 @@ def to_json(stale: list[Stale], totals: dict[str, Any], *, overrides: Sequence[s
                        "reasons": list(s.reasons)} for s in stale],
             "would_run": {"trials": totals["trials"], "grades": totals["grades"],
                           "judge_calls": totals["judge_calls"],
+                          "trigger_trials": totals["triggers"],
                           "cost_usd": round(totals["cost_usd"], 6) if totals["cost_known"] else None},
-            "reused": {"trials": totals["trials_reused"], "grades": totals["grades_reused"]},
+            "reused": {"trials": totals["trials_reused"], "grades": totals["grades_reused"],
+                       "trigger_trials": totals["triggers_reused"]},
             "overrides": list(overrides), "blocked": list(blocked), "invalid": list(invalid)}
 
 
@@ -159,6 +182,52 @@ def grade_reasons(project: Project, item: Item, previous: dict[str, Any] | None)
 
 def kept(project: Project, item: Item, name: str) -> dict[str, Any] | None:
     return trial_dir(project.runs_dir, item.spec, item.case, item.arm.name, item.k).read(name)
+
+
+def kept_trigger(project: Project, item: TriggerItem) -> dict[str, Any] | None:
+    from ..triggers.views import trigger_dir
+
+    return trigger_dir(project, item.spec.name, item.query.id, item.k).read("trial.json")
+
+
+def trigger_reasons(project: Project, item: TriggerItem) -> list[str]:
+    """Why a trigger trial runs: what changed in what the agent is offered (the description, a distractor), the
+    query or the agent, against the record its view shows."""
+    previous = kept_trigger(project, item)
+    if previous is None:
+        return ["new"]
+    if previous["key"] == item.tkey.key:
+        if previous["outcome"] in ("error", "timeout"):
+            return [f"last run ended in {previous['outcome']}: {previous.get('error') or '?'} (retrying)"]
+        return ["its stored run is missing, or took longer than the trigger timeout"]
+    old, new = previous["inputs"], item.tkey.inputs()
+    reasons: list[str] = []
+    if old.get("skill") != new["skill"]:
+        reasons.extend(_offered_diff(_load(project, old.get("skill")), _parse(item.tkey.skill)))
+    if old.get("run") != new["run"]:
+        reasons.append("the query changed")
+    if old.get("agent") != new["agent"]:
+        reasons.extend(_fields_diff(_load(project, old.get("agent")), _parse(item.tkey.agent), "agent setting"))
+    return reasons or ["inputs changed"]
+
+
+def _offered_diff(before: Any, after: Any) -> list[str]:
+    if not isinstance(before, dict) or not isinstance(after, dict):
+        return ["what the agent is offered changed"]
+    out = []
+    a, b = before.get("skill") or {}, after.get("skill") or {}
+    for key in ("name", "description", "settings"):
+        if a.get(key) != b.get(key):
+            out.append(f"the skill's {key} changed" + (f" ({_short(a.get(key))} → {_short(b.get(key))})"
+                                                       if key == "name" else ""))
+    old = {d["name"]: d["description"] for d in before.get("distractors") or ()}
+    new = {d["name"]: d["description"] for d in after.get("distractors") or ()}
+    out += [f"distractor {n} changed" for n in sorted(set(old) & set(new)) if old[n] != new[n]]
+    out += [f"distractor {n} added" for n in sorted(set(new) - set(old))]
+    out += [f"distractor {n} removed" for n in sorted(set(old) - set(new))]
+    if before.get("stub") != after.get("stub"):
+        out.append("skillmake's stand-in skill changed (stub version)")
+    return out or ["what the agent is offered changed"]
 
 
 def _load(project: Project, digest: str | None) -> Any:
@@ -224,7 +293,11 @@ def render(stale: list[Stale], totals: dict[str, Any]) -> str:
     if not totals["cost_known"]:
         cost += " (cost of some trials unknown: no earlier run)"
     judges = f" ({totals['judge_calls']} judge calls)" if totals["judge_calls"] else ""
+    triggers = reused_triggers = ""
+    if totals["triggers"] or totals["triggers_reused"]:
+        triggers = f" and {totals['triggers']} trigger trials"
+        reused_triggers = f" and {totals['triggers_reused']} trigger trials"
     lines.append(f"would run {totals['trials']} trials ({totals['trials']} agent calls{cost}) and "
-                 f"{totals['grades']} grades{judges}; reuse {totals['trials_reused']} trials and "
-                 f"{totals['grades_reused']} grades")
+                 f"{totals['grades']} grades{judges}{triggers}; reuse {totals['trials_reused']} trials and "
+                 f"{totals['grades_reused']} grades{reused_triggers}")
     return "\n".join(lines)

@@ -18,10 +18,12 @@ from .. import grade as grading
 from ..canonical import digest_json
 from ..checkout import labels_digest
 from ..keys import TrialKey, grade_key, grade_part
-from ..model import Arm, Case, Spec
+from ..model import Arm, Case, Spec, TriggerQuery
 from ..project import Project
 from ..trial import CACHEABLE as TRIAL_CACHEABLE
 from ..trial import timeout_of
+from ..triggers.keys import Offered
+from ..triggers.run import timeout_of as trigger_timeout
 from ..workspace import kept_tree
 
 
@@ -48,19 +50,40 @@ class Item:
 
 
 @dataclass(slots=True, kw_only=True)
+class TriggerItem:
+    """One run (k) of one trigger query: no grade, its record says whether the skill fired."""
+
+    spec: Spec
+    query: TriggerQuery
+    k: int
+    tkey: TrialKey
+    offered: Offered
+    cached: bool = False
+
+    @property
+    def name(self) -> str:
+        return f"{self.spec.name}/{self.query.id}/{self.k}"
+
+
+@dataclass(slots=True, kw_only=True)
 class SpecPlan:
     spec: Spec
     items: list[Item] = field(default_factory=list)
+    triggers: list[TriggerItem] = field(default_factory=list)
 
     @property
     def complete(self) -> bool:
-        return all(i.trial_cached and i.grade_cached for i in self.items)
+        return all(i.trial_cached and i.grade_cached for i in self.items) and all(t.cached for t in self.triggers)
 
     def inputs_digest(self) -> str | None:
-        """Digest of every trial and grade key of the spec: the report's (and the views') inputs, known only
-        when all are cached."""
-        return (report_inputs({i.name: (i.tkey.key, i.grade_key) for i in self.items}, labels=labels_digest(self.spec))
-                if self.complete else None)
+        """Digest of every trial and grade key of the spec (and trigger key): the report's (and the views')
+        inputs, known only when all are cached."""
+        if not self.complete:
+            return None
+        keys = {i.name: (i.tkey.key, i.grade_key) for i in self.items}
+        # A spec without trigger tests keeps the inputs digest it had before they existed.
+        keys.update({f"trigger:{t.name}": (t.tkey.key, t.tkey.key) for t in self.triggers})
+        return report_inputs(keys, labels=labels_digest(self.spec))
 
 
 def report_inputs(keys: dict[str, tuple[str, str | None]], *, labels: str | None = None) -> str | None:
@@ -99,6 +122,21 @@ def plan_spec(project: Project, spec: Spec) -> SpecPlan:
                     h = item.grade_key[7:]
                     item.grade_cached = os.path.exists(f"{actions_dir}/{h[:2]}/{h}.json")
                 plan.items.append(item)
+    tests = spec.trigger_tests
+    if tests is not None and tests.runnable:
+        limit_ms = trigger_timeout(spec, tests) * 1000
+        offered = project.trigger_keys.offered(spec, tests)
+        for query in tests.queries:
+            for k in range(tests.runs):
+                tkey = project.trigger_keys.key(spec, tests, query, k)
+                facts = index.facts(actions_dir, tkey.key)
+                if facts is None:
+                    record = _peek(actions_dir, tkey.key, TRIAL_CACHEABLE)
+                    facts = _facts(record) if record else None
+                    if facts is not None:
+                        index.remember(actions_dir, tkey.key, facts)
+                plan.triggers.append(TriggerItem(spec=spec, query=query, k=k, tkey=tkey, offered=offered,
+                                                 cached=facts is not None and facts[1] <= limit_ms))
     index.save()
     return plan
 

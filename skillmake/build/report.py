@@ -80,10 +80,11 @@ def build_and_write(project: Project, plan: SpecPlan, *, evaluated: bool = True)
     trials = [c.trial for c in cells if c.trial is not None]
     grades = [c.grade for c in cells if c.grade is not None]
     keys = {c.cell.name: (c.cell.key, c.grade_key) for c in cells}
+    triggers = _triggers(project, plan, keys)
     folder = project.reports_dir / plan.spec.name
     now = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
     run_id = current_run_id()
-    published = publish(folder, plan.spec, trials, grades, now=now, run_id=run_id)
+    published = publish(folder, plan.spec, trials, grades, now=now, run_id=run_id, triggers=triggers)
     report = published.report
     write_junit(folder / "junit.xml", junit_xml([report]))
     atomic.write_text(folder / "report.html", html_report(report, previous=published.previous), durable=False)
@@ -102,6 +103,27 @@ def build_and_write(project: Project, plan: SpecPlan, *, evaluated: bool = True)
     if freshness:
         write_line(sys.stdout, freshness)
     return "\n".join(problems) if problems else None
+
+
+def _triggers(project: Project, plan: SpecPlan, keys: dict[str, tuple[str, str | None]]) -> dict[str, Any] | None:
+    """Check out the trigger views and build the report's trigger section; add each trigger cell to `keys` (the
+    report's inputs) as plan.inputs_digest does."""
+    from ..results.triggers import trigger_section
+    from ..triggers.views import checkout_triggers, record_of
+
+    spec = plan.spec
+    if spec.trigger_tests is None:
+        checkout_triggers(project, spec, [], skill=spec.skill.name)
+        return None
+    skill = plan.triggers[0].offered.name if plan.triggers else spec.skill.name
+    runs = []
+    for item in plan.triggers:
+        record = record_of(project, spec, item.tkey.key)
+        runs.append((item.query, item.k, record))
+        cached = record is not None and record.get("outcome") in ("completed", "cheat")
+        keys[f"trigger:{item.name}"] = (item.tkey.key, item.tkey.key if cached else None)
+    checkout_triggers(project, spec, [(q.id, k, r) for q, k, r in runs], skill=skill)
+    return trigger_section(spec, runs, skill=skill)
 
 
 def _freshness(plan: SpecPlan, cells: list[CellRecords], run_id: str) -> str | None:

@@ -54,7 +54,7 @@ class SkillmakeReporter:
 
     def initialize(self, tasks: dict[str, Any], selected_tasks: list[str]) -> None:
         self.to_run = {name for name in _closure(tasks, selected_tasks)
-                       if _kind(name) in ("trial", "grade") and not _known_uptodate(tasks[name])}
+                       if _kind(name) in COUNTED and not _known_uptodate(tasks[name])}
         LAST_RUN["no_specs"] = not any(name.startswith("validate:") for name in tasks)
         self.ticker = threading.Thread(target=self._tick, name="skillmake-reporter", daemon=True)
         self.ticker.start()
@@ -65,7 +65,7 @@ class SkillmakeReporter:
     def execute_task(self, task: Any) -> None:
         with self.lock:
             self.started[task.name] = time.monotonic()
-            if _kind(task.name) in ("trial", "grade"):
+            if _kind(task.name) in COUNTED:
                 self.to_run.add(task.name)  # `-a`, or an uptodate check that said no after all
 
     def add_success(self, task: Any) -> None:
@@ -75,10 +75,10 @@ class SkillmakeReporter:
         with self.lock:
             self.finished.add(task.name)
             self.ran[kind] = self.ran.get(kind, 0) + 1
-            if kind in ("trial", "grade"):
+            if kind in COUNTED:
                 elapsed = time.monotonic() - self.started.get(task.name, time.monotonic())
                 self.done += 1
-                if kind == "trial":
+                if kind in ("trial", "trigger"):
                     self.durations.append(elapsed)
                 values = getattr(task, "values", None) or {}
                 self._count(kind, values)
@@ -97,11 +97,11 @@ class SkillmakeReporter:
             kind = _kind(task.name)
             if kind == "validate":
                 LAST_RUN["invalid"] = True
-            if kind in ("trial", "grade"):
+            if kind in COUNTED:
                 self.done += 1
             message = exception.get_msg() if hasattr(exception, "get_msg") else str(exception)
             self.failures.append(task.name)
-            head = f"{self._progress()} {task.name}" if kind in ("trial", "grade") else task.name
+            head = f"{self._progress()} {task.name}" if kind in COUNTED else task.name
             failed = console.paint("FAILED", "FAILED", self.err)
             self._line(f"{head}  {failed}\n{_indent(message.strip())}" if message.strip() else f"{head}  {failed}",
                        err=True)
@@ -146,14 +146,26 @@ class SkillmakeReporter:
         trials_ok, grades_ok = self.uptodate.get("trial", 0), self.uptodate.get("grade", 0)
         trials_ok += tasks.COLLAPSED["trial"]
         grades_ok += tasks.COLLAPSED["grade"]
-        if not self.ran.get("trial") and not self.ran.get("grade") and not self.failures and not self.ran.get("report"):
-            if trials_ok or grades_ok:
-                self._line(f"skillmake: nothing stale — {trials_ok} trials and {grades_ok} grades up to date "
+        triggers_ran = int(tally.get("trigger_ran", 0))
+        triggers_ok = self.uptodate.get("trigger", 0) + tasks.COLLAPSED["trigger"]
+        triggers_ok += self.ran.get("trigger", 0) - triggers_ran
+        quiet = not any(self.ran.get(kind) for kind in (*COUNTED, "report"))
+        if quiet and not self.failures:
+            if trials_ok or grades_ok or triggers_ok:
+                also = f" and {triggers_ok} trigger trials" if triggers_ok else ""
+                self._line(f"skillmake: nothing stale — {trials_ok} trials, {grades_ok} grades{also} up to date "
+                           f"({elapsed:.2f}s)" if also else
+                           f"skillmake: nothing stale — {trials_ok} trials and {grades_ok} grades up to date "
                            f"({elapsed:.2f}s)")
             return
         parts = [f"ran {trials_ran} trials{self._requests('trial')} and {grades_ran} grades"
                  f"{self._requests('grade')}"]
-        parts.append(f"reused {trials_ok + reused_trials} trials and {grades_ok + reused_grades} grades from the store")
+        if triggers_ran or triggers_ok:
+            parts[0] += f" and {triggers_ran} trigger trials{self._requests('trigger')}"
+        reused = f"reused {trials_ok + reused_trials} trials and {grades_ok + reused_grades} grades"
+        if triggers_ran or triggers_ok:
+            reused += f" and {triggers_ok} trigger trials"
+        parts.append(f"{reused} from the store")
         spent = []
         if tally.get("tokens"):
             spent.append(f"{int(tally['tokens']):,} tokens")
@@ -161,7 +173,8 @@ class SkillmakeReporter:
             spent.append(f"${tally['cost_usd']:.4f}")
         if spent:
             parts.append("spent " + " ".join(spent))
-        errors = int(tally.get("trial_error", 0) + tally.get("trial_timeout", 0))
+        errors = int(sum(tally.get(f"{kind}_{outcome}", 0) for kind in ("trial", "trigger")
+                         for outcome in ("error", "timeout")))
         if errors:
             parts.append(f"{errors} trials ended in error/timeout (retried next run)")
         if self.failures:
@@ -179,7 +192,7 @@ class SkillmakeReporter:
             with self.lock:
                 slow = [(name, t) for name, t in self.started.items()
                         if name not in self.finished and name not in self.announced and now - t >= SLOW_AFTER
-                        and _kind(name) in ("trial", "grade", "report")]
+                        and _kind(name) in (*COUNTED, "report")]
                 for name, t in slow:
                     self.announced.add(name)
                     if not self.style.quiet:
@@ -189,18 +202,19 @@ class SkillmakeReporter:
     def _count(self, kind: str, values: dict[str, Any]) -> None:
         if values.get("ran"):
             self.tally[f"{kind}_ran"] = self.tally.get(f"{kind}_ran", 0) + 1
-            if kind == "trial" and values.get("outcome") in ("error", "timeout"):
-                key = f"trial_{values['outcome']}"
+            if kind in ("trial", "trigger") and values.get("outcome") in ("error", "timeout"):
+                key = f"{kind}_{values['outcome']}"
                 self.tally[key] = self.tally.get(key, 0) + 1
         if values.get("ran"):
             # Requests as the agent or judge reported them; a model agent that could not tell is counted apart.
-            requests = values.get("requests" if kind == "trial" else "judge_calls")
-            if kind == "trial" and values.get("model"):
-                self.tally["trial_model"] = self.tally.get("trial_model", 0) + 1
+            agent = kind in ("trial", "trigger")
+            requests = values.get("requests" if agent else "judge_calls")
+            if agent and values.get("model"):
+                self.tally[f"{kind}_model"] = self.tally.get(f"{kind}_model", 0) + 1
             if requests is not None:
                 self.tally[f"{kind}_requests"] = self.tally.get(f"{kind}_requests", 0) + requests
-            elif kind == "trial" and values.get("model"):
-                self.tally["trial_requests_unknown"] = self.tally.get("trial_requests_unknown", 0) + 1
+            elif agent and values.get("model"):
+                self.tally[f"{kind}_requests_unknown"] = self.tally.get(f"{kind}_requests_unknown", 0) + 1
         for name in ("tokens", "cost_usd"):
             if values.get(name):
                 self.tally[name] = self.tally.get(name, 0) + values[name]
@@ -209,9 +223,9 @@ class SkillmakeReporter:
         """' (9 model requests)' after what ran, from what the agents and judges reported."""
         count = int(self.tally.get(f"{kind}_requests", 0))
         unknown = int(self.tally.get(f"{kind}_requests_unknown", 0))
-        if not count and not unknown and not (kind == "trial" and self.tally.get("trial_model")):
+        if not count and not unknown and not self.tally.get(f"{kind}_model"):
             return ""
-        what = "model requests" if kind == "trial" else "judge requests"
+        what = "judge requests" if kind == "grade" else "model requests"
         text = f"{count} {what}"
         if unknown:
             text += f", unknown for {unknown}"
@@ -220,7 +234,7 @@ class SkillmakeReporter:
     def _progress(self) -> str:
         total = max(len(self.to_run), self.done)
         width = len(str(total))
-        running = sum(1 for name in self.started if name not in self.finished and _kind(name) in ("trial", "grade"))
+        running = sum(1 for name in self.started if name not in self.finished and _kind(name) in COUNTED)
         eta = ""
         if self.durations and total > self.done:
             remaining = total - self.done
@@ -234,6 +248,9 @@ class SkillmakeReporter:
             return
         if not write_line(self.err if err else self.out, text):
             self.closed = True
+
+
+COUNTED = ("trial", "grade", "trigger")  # the tasks the [n/N] counter counts
 
 
 def _closure(tasks: dict[str, Any], selected: Iterable[str]) -> set[str]:
@@ -257,7 +274,8 @@ def _known_uptodate(task: Any) -> bool:
 
 
 def _why_uptodate(kind: str) -> str:
-    return {"trial": "its key is in the store", "grade": "its grade is in the store",
+    return {"trial": "its key is in the store", "trigger": "its key is in the store",
+            "grade": "its grade is in the store",
             "validate": "unchanged and valid", "report": "no new grades"}.get(kind, "unchanged")
 
 
@@ -276,7 +294,7 @@ def _style_from_argv(argv: list[str]) -> console.Style:
 
 def _kind(name: str) -> str | None:
     base = name.split(":", 1)[0]
-    return base if base in ("trial", "grade", "report", "validate") and ":" in name else None
+    return base if base in (*COUNTED, "report", "validate") and ":" in name else None
 
 
 def _indent(text: str) -> str:

@@ -17,7 +17,7 @@ from typing import Any
 from ..errors import UsageError
 from ..project import Project
 from ..workspace import trial_dir
-from .plan import Item, SpecPlan
+from .plan import Item, SpecPlan, TriggerItem
 
 
 class ExpressionError(UsageError):
@@ -218,8 +218,12 @@ class Chosen:
     def has(self, item: Item) -> bool:
         return self.names is None or item.name in self.names
 
+    def has_trigger(self, item: TriggerItem) -> bool:
+        return self.names is None or f"trigger:{item.name}" in self.names
+
     def touches(self, plan: SpecPlan) -> bool:
-        return self.names is None or any(i.name in self.names for i in plan.items)
+        return self.names is None or any(i.name in self.names for i in plan.items) or any(
+            self.has_trigger(t) for t in plan.triggers)
 
 
 def choose(project: Project, plans: Sequence[SpecPlan], selection: Selection) -> Chosen:
@@ -235,7 +239,29 @@ def choose(project: Project, plans: Sequence[SpecPlan], selection: Selection) ->
             names.add(item.name)
             if failing is not None and item.trial_cached and item.grade_cached:
                 stored += 1
+        failed_queries = failed_triggers(project, plan) if selection.failed else None
+        for trigger in plan.triggers:
+            tags = (*trigger.spec.tags, TRIGGER_TAG)
+            if selection.tags and not set(selection.tags) & set(tags):
+                continue
+            if selection.expr is not None and not selection.expr.matches(trigger.name, tags):
+                continue
+            if failed_queries is not None and trigger.query.id not in failed_queries:
+                continue
+            names.add(f"trigger:{trigger.name}")
     return Chosen(names=frozenset(names), resample=selection.resample, stored_failures=stored)
+
+
+TRIGGER_TAG = "trigger"  # every trigger trial carries it: `--tag trigger` selects them, `-k 'not trigger'` skips them
+
+
+def failed_triggers(project: Project, plan: SpecPlan) -> set[str]:
+    """Ids of the queries that did not pass in the spec's last report (or that it does not have yet)."""
+    from ..results import read_report
+
+    report = read_report(project.reports_dir / plan.spec.name / "report.json")
+    queries = {q["id"]: q for q in ((report or {}).get("triggers") or {}).get("queries", ())}
+    return {t.query.id for t in plan.triggers if not queries.get(t.query.id, {}).get("pass")}
 
 
 def failed_cells(project: Project, plan: SpecPlan) -> set[str]:

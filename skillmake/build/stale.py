@@ -14,7 +14,7 @@ from typing import Any
 
 from ..project import Project
 from . import explain
-from .plan import Item
+from .plan import Item, TriggerItem
 
 
 class Stale:
@@ -65,6 +65,14 @@ def grade(project: Project, item: Item, *, resample: bool) -> bool | Stale:
     if item.grade_cached:
         return True
     return Stale(lambda: explain.grade_reasons(project, item, explain.kept(project, item, "grade.json")))
+
+
+def trigger(project: Project, item: TriggerItem, *, resample: bool) -> bool | Stale:
+    if resample:
+        return Stale("resampling: --resample draws a fresh sample even though one is stored")
+    if item.cached:
+        return True
+    return Stale(lambda: explain.trigger_reasons(project, item))
 
 
 def report(fresh: bool, *, resample: bool, complete: bool) -> bool | Stale:

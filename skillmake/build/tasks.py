@@ -16,14 +16,14 @@ from ..errors import EXIT_INVALID, SkillmakeError
 from ..project import Project, new_run_id
 from ..workspace import trial_dir
 from . import actions, clean, scope, select, stale
-from .plan import Item, SpecPlan, plan_spec
+from .plan import Item, SpecPlan, TriggerItem, plan_spec
 from .report import STAMP, report_uptodate
 
 # None: decide from the command line. The skillmake front end sets both from the words it passes to doit.
 FULL_GRAPH: bool | None = None
 COMMAND: list[str] = []
 # Up-to-date tasks left out of a collapsed graph, for the reporter's closing line.
-COLLAPSED: dict[str, int] = {"trial": 0, "grade": 0}
+COLLAPSED: dict[str, int] = {"trial": 0, "grade": 0, "trigger": 0}
 
 
 def full_graph() -> bool:
@@ -148,6 +148,30 @@ def grade_tasks(root: str) -> Iterator[dict[str, Any]]:
                    "io": {"capture": False}, "verbosity": 0}
 
 
+def _trigger_task_exists(item: TriggerItem, full: bool, chosen: select.Chosen) -> bool:
+    return chosen.has_trigger(item) and (full or chosen.resample or not item.cached)
+
+
+def trigger_tasks(root: str) -> Iterator[dict[str, Any]]:
+    project = project_at(root)
+    chosen = chosen_at(root)
+    yield {"basename": "trigger", "name": None,
+           "doc": "run stale trigger trials: does the skill fire for each query (trigger_tests)?"}
+    full = full_graph()
+    for plan in plans_at(root):
+        for item in plan.triggers:
+            if not _trigger_task_exists(item, full, chosen):
+                COLLAPSED["trigger"] += chosen.has_trigger(item)
+                continue
+            resample = chosen.resample and chosen.has_trigger(item)
+            yield {"basename": "trigger", "name": item.name,
+                   "actions": [(actions.run_trigger, [project, item], {"resample": resample})],
+                   "uptodate": stale.uptodate(stale.trigger(project, item, resample=resample)),
+                   "doc": f"query {item.query.id!r} ({'should' if item.query.should_trigger else 'should not'} "
+                          f"trigger), run {item.k}",
+                   "io": {"capture": False}, "verbosity": 0}
+
+
 def report_tasks(root: str) -> Iterator[dict[str, Any]]:
     project = project_at(root)
     chosen = chosen_at(root)
@@ -156,7 +180,8 @@ def report_tasks(root: str) -> Iterator[dict[str, Any]]:
     for plan in _touched(root):
         spec = plan.spec
         yield {"basename": "report", "name": spec.name, "actions": [(actions.run_report, [project, plan])],
-               "task_dep": [f"grade:{i.name}" for i in plan.items if _grade_task_exists(i, full, chosen)],
+               "task_dep": [f"grade:{i.name}" for i in plan.items if _grade_task_exists(i, full, chosen)]
+               + [f"trigger:{t.name}" for t in plan.triggers if _trigger_task_exists(t, full, chosen)],
                # A resampled record keeps its key: only checking the views out again shows the fresh one.
                "uptodate": stale.uptodate(stale.report(report_uptodate(project, plan), resample=chosen.resample,
                                                        complete=plan.complete)),

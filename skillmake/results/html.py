@@ -209,6 +209,30 @@ def _cells(report: Report, previous: Report | None) -> str:
     return "".join(out)
 
 
+def _triggers(section: Mapping[str, Any] | None) -> str:
+    """The trigger table: per query whether it should fire, how often it did, and the totals."""
+    if not section:
+        return ""
+    head = (f"<h2>Triggers</h2><p class=\"meta\">{_e(section['agent'])}, {section['runs']} run(s) per query, "
+            f"threshold {section['threshold']:.2f}")
+    if section.get("skipped"):
+        return f"{head} — not run: {_e(section['skipped'])}</p>"
+    summary = section["summary"]
+    head += (f" · {summary['passed']}/{summary['total']} queries pass · precision {_num(summary['precision'])} · "
+             f"recall {_num(summary['recall'])} · F1 {_num(summary['f1'])}</p>")
+    rows = []
+    for q in section["queries"]:
+        mark = "" if q["pass"] else (" <span class=\"tag bad\">false positive</span>" if not q["should_trigger"]
+                                     else " <span class=\"tag bad\">missed</span>")
+        records = " ".join(_short(t["record"]) for t in q["trials"] if t["record"])
+        rows.append(f"<tr><td>{_e(q['query'])}{mark}<div class=\"keys\">{_e(q['id'])} · {records}</div></td>"
+                    f"<td>{'yes' if q['should_trigger'] else 'no'}</td>"
+                    f"{_rate(q['triggers'], q['runs'], q['trigger_rate'])}"
+                    f"<td class=\"num\">{q['errors'] or ''}</td></tr>")
+    return (f"{head}<table><thead><tr><th>query</th><th>should fire</th><th>fired</th><th>no result</th></tr>"
+            f"</thead><tbody>{''.join(rows)}</tbody></table>")
+
+
 def html_report(report: Report, *, previous: Report | None = None) -> str:
     """A complete HTML5 page for one spec's report; every value from the report is escaped.
 
@@ -231,5 +255,5 @@ def html_report(report: Report, *, previous: Report | None = None) -> str:
         f"<header><h1>{_e(spec['name'])} <small>skill {_e(spec['skill'])}</small></h1>"
         f'<p class="meta">{" · ".join(meta)}</p></header>'
         f"{_verdict(report)}<h2>Arms</h2>{_arms(report, previous)}"
-        f"<h2>Cases</h2>{_cells(report, previous)}</main></body></html>\n"
+        f"<h2>Cases</h2>{_cells(report, previous)}{_triggers(report.get('triggers'))}</main></body></html>\n"
     )

@@ -15,6 +15,26 @@ def _failure_text(row: Mapping[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def _trigger_cases(suite: ET.Element, spec: str, section: Mapping[str, Any] | None, counts: dict[str, int]) -> None:
+    """One testcase per trigger query (classname <spec>.trigger): it fails when its trigger rate is on the wrong
+    side of the threshold; skipped when it has no completed run (or the trigger tests did not run)."""
+    for q in (section or {}).get("queries", ()):
+        counts["tests"] += 1
+        case = ET.SubElement(suite, "testcase", classname=f"{spec}.trigger", name=q["id"])
+        expect = "should trigger" if q["should_trigger"] else "should not trigger"
+        if not q["runs"]:
+            counts["skipped"] += 1
+            ET.SubElement(case, "skipped", message=f"no completed run ({q['errors']} without a result)")
+        elif not q["pass"]:
+            counts["failures"] += 1
+            failure = ET.SubElement(case, "failure", type="TriggerFailure",
+                                    message=f"{expect}: fired in {q['triggers']}/{q['runs']} runs")
+            failure.text = f"query: {q['query']}"
+        else:
+            out = ET.SubElement(case, "system-out")
+            out.text = f"{expect}: fired in {q['triggers']}/{q['runs']} runs"
+
+
 def junit_xml(reports: Sequence[Mapping[str, Any]]) -> str:
     """A <testsuites> document: one <testsuite> per spec, one <testcase> per case × arm.
 
@@ -45,6 +65,7 @@ def junit_xml(reports: Sequence[Mapping[str, Any]]) -> str:
                 failure = ET.SubElement(case, "failure", type="EvalFailure",
                                         message=f"{row['passed']}/{row['n']} trials passed")
                 failure.text = _failure_text(row)
+        _trigger_cases(suite, spec, report.get("triggers"), counts)
         verdict = report["verdict"]
         counts["tests"] += 1
         case = ET.SubElement(suite, "testcase", classname=f"{spec}.verdict", name="verdict")

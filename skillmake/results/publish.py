@@ -30,7 +30,7 @@ class Published:
 
 
 def publish(folder: str | Path, spec: Spec, trials: Sequence[Record], grades: Sequence[Record], *,
-            now: str, run_id: str | None = None) -> Published:
+            now: str, run_id: str | None = None, triggers: dict[str, Any] | None = None) -> Published:
     """Build the spec's report and write report.json, benchmark.json and a history.jsonl row into `folder`.
 
     `now` is the ISO timestamp of this run and `run_id` its id (it splits the cost into spent and
@@ -42,7 +42,7 @@ def publish(folder: str | Path, spec: Spec, trials: Sequence[Record], grades: Se
     """
     base = Path(folder)
     previous = read_report(base / REPORT_FILE)
-    report = build_report(spec, trials, grades, generated=now, run_id=run_id)
+    report = build_report(spec, trials, grades, generated=now, run_id=run_id, triggers=triggers)
     write_report(base / REPORT_FILE, report)
     # skill-creator's iteration history: a run that changed results adds an iteration, one that did not, nothing.
     earlier = read_json(base / BENCHMARK_FILE, schema=BENCHMARK)

@@ -10,6 +10,7 @@ from ..model import WITH_SKILL, WITHOUT_SKILL, Spec
 from ..stats import ArmStats, CellStats, arm_stats, baseline_delta, cell_stats, delta
 from .records import Record, add_usage, durations_ms, group_grades, of_spec, sum_usage, unique
 from .thresholds import evaluate_thresholds
+from .triggers import trigger_gates
 from .verdict import spec_verdict
 
 REPORT_SCHEMA = "skillmake/report@1"
@@ -106,14 +107,16 @@ def _usage(trials: Sequence[Record], grades: Sequence[Record], run_id: str | Non
 
 
 def build_report(spec: Spec, trials: Sequence[Record], grades: Sequence[Record], *,
-                 generated: str | None = None, run_id: str | None = None) -> dict[str, Any]:
+                 generated: str | None = None, run_id: str | None = None,
+                 triggers: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The report of one spec from its current trial and grade records (pure: no I/O).
 
     `grades` are the current grade records of this spec (one per trial that has been graded);
     `trials` the current trial records (one per trial that has one, whatever its outcome: an
     error or timeout is part of the verdict). Records of cases or arms the spec no longer has
     are left out. `generated` (an ISO timestamp) and `run_id` (the id of the run building the
-    report, which splits usage into spent and reused) are left out of the report digest.
+    report, which splits usage into spent and reused) are left out of the report digest. `triggers` is the
+    trigger section (results/triggers.py), None for a spec without trigger tests.
     """
     cells = group_grades(spec, grades)
     spec_trials, spec_grades = of_spec(spec, trials), of_spec(spec, grades)
@@ -155,9 +158,12 @@ def build_report(spec: Spec, trials: Sequence[Record], grades: Sequence[Record],
         "usage": _usage(spec_trials, spec_grades, run_id),
         "counts": {"graded": sum(len(v) for v in cells.values()),
                    "expected": spec.trials * len(spec.cases) * len(spec.arms)},
-        "thresholds": [v.to_dict() for v in evaluate_thresholds(spec, {"arms": arms, "rows": rows,
-                                                                      "baseline": baseline})],
+        "thresholds": [v.to_dict() for v in [*evaluate_thresholds(spec, {"arms": arms, "rows": rows,
+                                                                         "baseline": baseline}),
+                                             *trigger_gates(spec, triggers)]],
     }
+    if triggers is not None:  # only then: a spec without trigger tests keeps its report (and digest) as it was
+        report["triggers"] = dict(triggers)
     report["verdict"] = spec_verdict(spec, report, spec_trials, spec_grades)
     report["passed"] = report["verdict"]["passed"]  # kept for readers of the first report format
     return report

@@ -64,8 +64,37 @@ def _spec_lines(report: Report, previous: Report | None) -> list[str]:
         if caliper_delta is not None:
             arm_bits.append(f"baseline Δ {label} {caliper_delta:+.2f}")
     lines.append("  " + "; ".join(arm_bits))
+    lines += trigger_lines(report.get("triggers"))
     lines += [f"  ✗ {reason}" for reason in report["verdict"]["reasons"]]
     return lines
+
+
+def trigger_lines(section: Mapping[str, Any] | None) -> list[str]:
+    """The trigger table: each query, whether it should fire, how often it did, and a mark for a failure."""
+    if not section:
+        return []
+    head = f"  triggers ({section['agent']}, {section['runs']} run(s) per query, threshold {section['threshold']:.2f})"
+    if section.get("skipped"):
+        return [f"{head}: not run — {section['skipped']}"]
+    summary = section["summary"]
+    lines = [f"{head}: {summary['passed']}/{summary['total']} queries pass; precision {_num(summary['precision'])}, "
+             f"recall {_num(summary['recall'])}, F1 {_num(summary['f1'])}"]
+    rows = [["query", "should", "fired", "rate", ""]]
+    for q in section["queries"]:
+        mark = "" if q["pass"] else ("✗ false positive" if not q["should_trigger"] else "✗ missed")
+        if q["errors"]:
+            mark = (mark + f" ({q['errors']} without a result)").strip()
+        rows.append([q["id"], "yes" if q["should_trigger"] else "no", f"{q['triggers']}/{q['runs']}",
+                     _num(q["trigger_rate"]), mark])
+    return lines + ["  " + line for line in _table(rows)]
+
+
+def _same_triggers(a: Report, b: Report) -> bool:
+    def outcome(report: Report) -> Any:
+        section = report.get("triggers") or {}
+        return [(q["id"], q["triggers"], q["runs"], q["pass"]) for q in section.get("queries", ())]
+
+    return outcome(a) == outcome(b)
 
 
 def _label(metric: str, k: int, *, alone: bool) -> str:
@@ -129,7 +158,8 @@ def render_summary(reports: Sequence[Report], *, previous: Mapping[str, Report] 
     """
     previous = previous or {}
     unchanged = bool(reports) and not ran and all(
-        r["spec"]["name"] in previous and compare(previous[r["spec"]["name"]], r).nothing_changed for r in reports)
+        r["spec"]["name"] in previous and compare(previous[r["spec"]["name"]], r).nothing_changed
+        and _same_triggers(previous[r["spec"]["name"]], r) for r in reports)
     cells = sum(len(r["rows"]) for r in reports)
     if unchanged:
         failing = [r["spec"]["name"] for r in reports if not r["verdict"]["passed"]]

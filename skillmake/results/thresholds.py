@@ -36,7 +36,7 @@ def _fmt(value: float | None) -> str:
     return "unknown" if value is None else f"{value:.2f}"
 
 
-def _gate(spec: str, metric: str, arm: str, value: float | None, threshold: float, what: str) -> Verdict:
+def gate(spec: str, metric: str, arm: str, value: float | None, threshold: float, what: str) -> Verdict:
     passed = value is not None and value + _EPS >= threshold
     op = ">=" if passed else "<"
     message = f"{spec}: {arm} {what} {_fmt(value)} {op} {metric} {threshold:.2f}"
@@ -63,10 +63,10 @@ def evaluate_thresholds(spec: Spec, report: Mapping[str, Any]) -> list[Verdict]:
         if threshold is None:
             continue
         for arm in skill_arms:
-            out.append(_gate(name, metric, arm, arms[arm].get(_FIELDS[metric]), threshold, _LABELS[metric]))
+            out.append(gate(name, metric, arm, arms[arm].get(_FIELDS[metric]), threshold, _LABELS[metric]))
     if th.min_baseline_delta is not None:
         delta = (report.get("baseline") or {}).get("delta", {}).get("pass_rate")
-        verdict = _gate(name, "min_baseline_delta", WITH_SKILL, delta, th.min_baseline_delta,
+        verdict = gate(name, "min_baseline_delta", WITH_SKILL, delta, th.min_baseline_delta,
                         f"pass-rate delta vs {WITHOUT_SKILL}")
         if delta is None:
             verdict = Verdict(spec=name, metric="min_baseline_delta", arm=WITH_SKILL, value=None,

@@ -18,6 +18,7 @@ from typing import Any
 
 from ..model import Spec
 from .records import Record, cell_name
+from .triggers import trigger_reasons
 
 TRIAL_ERRORS = ("error", "timeout")
 GRADE_ERRORS = ("error", "timeout", "judge_error")
@@ -86,6 +87,7 @@ def spec_verdict(spec: Spec, report: Mapping[str, Any], trials: Sequence[Record]
     expected, graded = report["counts"]["expected"], report["counts"]["graded"]
     if graded < expected:
         reasons.append(f"{name}: {expected - graded} of {expected} trials have no grade")
+    reasons += trigger_reasons(spec, report.get("triggers"))
     reasons += [str(t["message"]) for t in report["thresholds"] if not t["passed"]]
     reasons += _default_gate(spec, report)
     return {"passed": not reasons, "reasons": reasons}

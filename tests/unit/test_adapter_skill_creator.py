@@ -128,10 +128,12 @@ def test_a_trigger_eval_set_beside_evals_json_becomes_trigger_tests(tmp_path: Pa
                 tmp_path / "example-skill" / "evals" / "trigger-eval-set.json")
     spec = load_spec(str(tmp_path / "example-skill" / "evals" / "evals.json"), root=str(tmp_path),
                      default_agent=AGENT)
-    assert spec.trigger_tests == {
-        "should_trigger": ("ok so my boss sent me this xlsx file and wants me to add a profit margin column",
-                           "extract tables from this PDF and put them in a spreadsheet"),
-        "should_not_trigger": ("write me a fibonacci function",)}
+    assert spec.trigger_tests is not None
+    assert [(q.query, q.should_trigger) for q in spec.trigger_tests.queries] == [
+        ("ok so my boss sent me this xlsx file and wants me to add a profit margin column", True),
+        ("extract tables from this PDF and put them in a spreadsheet", True),
+        ("write me a fibonacci function", False)]
+    assert (spec.trigger_tests.runs, spec.trigger_tests.threshold) == (3, 0.5)  # run_eval.py's defaults
 
 
 def _skill_project(root: Path, evals: Path) -> Path:

@@ -145,7 +145,7 @@ def test_clauditor_says_how_its_harness_became_the_agent(tmp_path: Path, monkeyp
     assert "agent:" not in text.split("cases:")[0].replace("# agent:", "")  # auto: the project's agent, lent
     # the adapter's note, above the key its field became
     assert re.search(r"# harness → agent kind (codex|claude-code) \(harness auto: claude (not )?found\)\n", text)
-    assert "# trigger_tests are kept on the spec" in text
+    assert "# trigger_tests run as trigger trials" in text
     assert re.search(r"# output_file and output_files: .*\n    output_file: research/results.md", text)
 
 

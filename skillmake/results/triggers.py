@@ -1,0 +1,118 @@
+"""The trigger section of report.json: per query its trigger rate and pass, over all runs precision, recall, F1 and
+accuracy, the false positives, and the gates (min_trigger_* thresholds, else every query must pass)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ..model import Spec, TriggerQuery
+from .records import Record, sum_usage
+from .thresholds import Verdict, gate
+
+Run = tuple[TriggerQuery, int, Record | None]  # a query, its run index k, and that run's record (None: not run yet)
+_GATES = {"min_trigger_precision": ("precision", "trigger precision"),
+          "min_trigger_recall": ("recall", "trigger recall"), "min_trigger_f1": ("f1", "trigger F1"),
+          "min_trigger_pass_rate": ("pass_rate", "share of trigger queries passing")}
+_LISTED = 5
+
+
+def _r(value: float | None) -> float | None:
+    return None if value is None else round(value, 6)
+
+
+def fired(record: Record, skill: str) -> bool:
+    return skill in ((record.get("activation") or {}).get("skills") or ())
+
+
+def trigger_section(spec: Spec, runs: Sequence[Run], *, skill: str) -> dict[str, Any] | None:
+    """The "triggers" object of the report (None when the spec has no trigger tests). `skill` is the name the
+    agent is offered (the frontmatter's), which activation records name."""
+    tests = spec.trigger_tests
+    if tests is None:
+        return None
+    base: dict[str, Any] = {"agent": tests.agent.kind, "runs": tests.runs, "threshold": tests.threshold,
+                            "skill": skill}
+    if not tests.runnable:
+        return {**base, "skipped": (f"the {tests.agent.kind} agent shows no skill activation; set "
+                                    "trigger_tests.agent (e.g. {kind: claude-code}) to run them"),
+                "queries": [], "summary": None, "false_positives": [], "errors": [], "usage": sum_usage([])}
+    by_query: dict[str, list[tuple[int, Record | None]]] = {}
+    for query, k, record in runs:
+        by_query.setdefault(query.id, []).append((k, record))
+    queries, errors = [], []
+    tp = fp = tn = fn = 0
+    for query in tests.queries:
+        trials = []
+        done = hits = 0
+        for k, record in sorted(by_query.get(query.id, ()), key=lambda r: r[0]):
+            outcome = record["outcome"] if record else None
+            hit = outcome == "completed" and fired(record or {}, skill)
+            if outcome == "completed":
+                done += 1
+                hits += hit
+            elif record is not None:
+                errors.append({"query": query.id, "k": k, "outcome": outcome, "error": record.get("error")})
+            trials.append({"k": k, "triggered": hit if outcome == "completed" else None, "outcome": outcome,
+                           "record": record["key"] if record else None, "run_id": (record or {}).get("run_id")})
+        rate = hits / done if done else None
+        passed = rate is not None and (rate >= tests.threshold if query.should_trigger else rate < tests.threshold)
+        if query.should_trigger:
+            tp, fn = tp + hits, fn + done - hits
+        else:
+            fp, tn = fp + hits, tn + done - hits
+        queries.append({"id": query.id, "query": query.query, "should_trigger": query.should_trigger, "runs": done,
+                        "expected": tests.runs, "triggers": hits, "errors": len(trials) - done,
+                        "trigger_rate": _r(rate), "pass": passed, "trials": trials})
+    # skill-creator's convention where nothing was predicted or expected: precision and recall are 1.0.
+    precision = tp / (tp + fp) if tp + fp else 1.0
+    recall = tp / (tp + fn) if tp + fn else 1.0
+    total_runs = tp + fp + tn + fn
+    passed_n = sum(1 for q in queries if q["pass"])
+    summary = {"total": len(queries), "passed": passed_n, "failed": len(queries) - passed_n,
+               "tp": tp, "fp": fp, "tn": tn, "fn": fn, "precision": _r(precision), "recall": _r(recall),
+               "f1": _r(2 * precision * recall / (precision + recall) if precision + recall else 0.0),
+               "accuracy": _r((tp + tn) / total_runs) if total_runs else None,
+               "pass_rate": _r(passed_n / len(queries)) if queries else None}
+    records = [r for _, _, r in runs if r is not None]
+    return {**base, "skipped": None, "queries": queries, "summary": summary,
+            "false_positives": [q["id"] for q in queries if not q["should_trigger"] and q["triggers"]],
+            "errors": errors, "usage": sum_usage(list({str(r["key"]): r for r in records}.values()))}
+
+
+def trigger_gates(spec: Spec, section: Mapping[str, Any] | None) -> list[Verdict]:
+    """The declared min_trigger_* gates on the section's summary."""
+    if not section or section.get("skipped") or not section.get("summary"):
+        return []
+    out = []
+    for metric, (field, label) in _GATES.items():
+        threshold = getattr(spec.thresholds, metric)
+        if threshold is not None:
+            out.append(gate(spec.name, metric, "trigger", section["summary"][field], threshold, label))
+    return out
+
+
+def trigger_reasons(spec: Spec, section: Mapping[str, Any] | None) -> list[str]:
+    """Why the triggers make the spec red: runs that could not finish, and — with no min_trigger_* gate declared —
+    any query that did not pass (the default gate, as for cases)."""
+    if not section or section.get("skipped"):
+        return []
+    out = []
+    errors = section.get("errors") or ()
+    if errors:
+        first = errors[0]
+        text = " ".join(str(first.get("error") or first["outcome"]).split())[:200]
+        out.append(f"{spec.name}: {len(errors)} trigger trial(s) ended in error or timeout (retried next run); "
+                   f"first, {first['query']} run {first['k']}: {text}")
+    missing = sum(q["expected"] - q["runs"] - q["errors"] for q in section["queries"])
+    if missing > 0:
+        out.append(f"{spec.name}: {missing} trigger trial(s) have not run")
+    if not spec.thresholds.trigger_declared:
+        failed = [q for q in section["queries"] if not q["pass"] and q["runs"]]
+        if failed:
+            listed = ", ".join(f"{q['id']} ({q['triggers']}/{q['runs']}, "
+                               f"{'should' if q['should_trigger'] else 'should not'} trigger)"
+                               for q in failed[:_LISTED]) + (", …" if len(failed) > _LISTED else "")
+            out.append(f"{spec.name}: no trigger thresholds set, so every query must pass: {len(failed)} of "
+                       f"{len(section['queries'])} failed: {listed}")
+    return out

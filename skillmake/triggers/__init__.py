@@ -1,0 +1,7 @@
+"""Trigger (activation) trials, the execution layer: their keys, the stand-in skills they install and running them.
+
+A trigger trial asks one thing: offered this skill (by name and description) among distractors, does the agent
+pick it for this query? Only the name and description can decide that, so a trial installs stand-ins holding just
+those, and its key holds just those: editing the SKILL.md body re-runs no trigger trial; editing the description
+re-runs them all.
+"""
