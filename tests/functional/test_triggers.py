@@ -1,53 +1,16 @@
-"""Trigger tests through the real `skillmake` front end and doit, with a stand-in `claude` (SKILLMAKE_CLAUDE)
-that picks a skill the way a model would have to: from the names and descriptions installed in the workspace.
-
-It activates the first installed skill (in name order) whose description shares a word of five letters or more
-with the query, in Claude Code 2.1.328's stream-json shapes (a `Skill` tool_use, then its tool_result); every call
-is logged, so the tests count agent calls exactly. The real CLI against the fake API is tests/e2e/test_triggers.py.
+"""Trigger tests through the real `skillmake` front end and doit, with a stand-in `claude` (trigger_fakes.py) that
+picks a skill the way a model would have to: from the names and descriptions installed in the workspace. Every
+call is logged, so the tests count agent calls exactly. The real CLI against the fake API: tests/e2e/test_triggers.py.
 """
 
 from __future__ import annotations
 
-import json
-import sys
 from pathlib import Path
 
 import orjson
 
 from .project import Project, Run
-
-FAKE_CLAUDE = r'''
-import json, os, re, sys
-from pathlib import Path
-if "--version" in sys.argv:
-    print("2.1.328 (Claude Code)"); sys.exit(0)
-prompt = sys.stdin.read()
-log = Path(LOG)
-with log.open("a") as f:
-    f.write(json.dumps({"prompt": prompt}) + "\n")
-def words(text):
-    return {w for w in re.findall(r"[a-z]+", text.lower()) if len(w) >= 5}
-chosen = None
-skills = Path(".claude/skills")
-for folder in sorted(skills.iterdir()) if skills.is_dir() else []:
-    text = (folder / "SKILL.md").read_text()
-    desc = json.loads(re.search(r"^description: (.*)$", text, re.M).group(1))
-    if words(desc) & words(prompt):
-        chosen = folder.name
-        break
-if "FAIL-HARD" in prompt:
-    sys.stderr.write("boom\n"); sys.exit(1)
-out = [{"type": "system", "subtype": "init", "skills": sorted(p.name for p in skills.iterdir()) if skills.is_dir() else []}]
-if chosen:
-    out.append({"type": "assistant", "message": {"id": "m1", "content": [
-        {"type": "tool_use", "id": "t1", "name": "Skill", "input": {"skill": chosen}}]}})
-    out.append({"type": "user", "message": {"content": [
-        {"type": "tool_result", "tool_use_id": "t1", "content": "Launching skill: " + chosen}]}})
-out.append({"type": "assistant", "message": {"id": "m2", "content": [{"type": "text", "text": "done"}]}})
-out.append({"type": "result", "subtype": "success", "is_error": False, "result": "done", "num_turns": 2,
-            "total_cost_usd": 0.002, "usage": {"input_tokens": 50, "output_tokens": 5}})
-print("\n".join(json.dumps(e) for e in out))
-'''
+from .trigger_fakes import claude_log, install_fake_claude
 
 SPEC = """\
 skill: skills/kids
@@ -76,16 +39,11 @@ SKILL = "---\nname: kids\ndescription: Find activities for kids near a place\n--
 def _project(tmp_path: Path) -> tuple[Project, dict[str, str]]:
     project = Project.empty(tmp_path / "proj", {"agent.py": AGENT, "skills/kids/SKILL.md": SKILL,
                                                 "kids.eval.yaml": SPEC})
-    fake = tmp_path / "bin" / "claude"
-    fake.parent.mkdir()
-    fake.write_text(f"#!{sys.executable}\nLOG = {str(tmp_path / 'claude.log')!r}\n{FAKE_CLAUDE}")
-    fake.chmod(0o755)
-    return project, {"SKILLMAKE_CLAUDE": str(fake)}
+    return project, {"SKILLMAKE_CLAUDE": str(install_fake_claude(tmp_path))}
 
 
 def _claude_calls(tmp_path: Path) -> list[str]:
-    log = tmp_path / "claude.log"
-    return [json.loads(line)["prompt"] for line in log.read_text().splitlines()] if log.exists() else []
+    return claude_log(tmp_path)
 
 
 def _report(project: Project) -> dict:
@@ -141,7 +99,8 @@ def test_a_body_edit_runs_no_trigger_trial_and_a_description_edit_runs_them_all(
     section = _report(project)["triggers"]
     assert section["false_positives"] == ["what-s-the-weather-today"]
     assert (section["summary"]["precision"], section["summary"]["fp"]) == (0.666667, 2)
-    assert "every query must pass: 1 of 4 failed: what-s-the-weather-today (2/2, should not trigger)" in run.err + run.out
+    assert ("every query must pass: 1 of 4 failed: what-s-the-weather-today (2/2, should not trigger)"
+            in run.err + run.out)
     # Reverting the description reuses every earlier trigger record: zero calls.
     project.replace("skills/kids/SKILL.md", "whatever the weather", "near a place")
     run, calls = _run(project, tmp_path, env)
@@ -158,7 +117,7 @@ def test_gates_replace_the_every_query_rule_and_errors_are_retried(tmp_path: Pat
     assert run.code == 1  # errors make the spec red even when every gate passes
     section = _report(project)["triggers"]
     assert [e["query"] for e in section["errors"]] == ["fail-hard-please"] * 2
-    assert [t for t in _report(project)["thresholds"] if t["metric"] == "min_trigger_recall"][0]["passed"]
+    assert next(t for t in _report(project)["thresholds"] if t["metric"] == "min_trigger_recall")["passed"]
     run, calls = _run(project, tmp_path, env)
     assert calls == 2  # only the two failed runs are tried again
 
