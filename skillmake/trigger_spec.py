@@ -11,7 +11,6 @@ from typing import Any
 
 from .errors import SkillmakeError
 from .model import AgentConfig, Distractor, Skill, TriggerQuery, TriggerTests
-from .skillfiles import split_frontmatter
 
 Report = Callable[[str, str, str], None]  # (pointer, message, hint)
 LISTS = ("should_trigger", "should_not_trigger")
@@ -59,6 +58,8 @@ def query_ids(items: list[tuple[str, int, str, str | None]]) -> list[str]:
 def skill_identity(skill: Skill) -> tuple[str, str | None, dict[str, Any]]:
     """(name, description, invocation settings) the agent is offered for `skill`: the frontmatter's, a command
     file's first line as its description when it has none (as the codex agent installs it)."""
+    from .skillfiles import split_frontmatter  # only here: the editor-save path (validate) must not load orjson
+
     with open(skill.skill_md, encoding="utf-8") as f:
         text = f.read()
     meta, body = split_frontmatter(text)
@@ -137,8 +138,8 @@ def distractor(raw: Any, *, folder: str) -> Distractor:
         if name == "SKILL":
             kind, name = "folder", os.path.basename(os.path.dirname(path))
     else:
-        raise SkillmakeError(f"distractor {raw!r} is not a skill folder or a .md file (looked at {path})",
-                             hint="the path is relative to the spec's folder")
+        raise SkillmakeError(f"distractor {raw!r}: there is no skill folder or command .md file there",
+                             hint="the path is relative to the spec's folder (or write {name, description})")
     if not os.path.isfile(md):
         raise SkillmakeError(f"distractor {raw!r} is a folder without SKILL.md", hint="point it at a skill folder")
     try:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -13,13 +12,14 @@ from ..model import AgentConfig
 from ..redact import redact_bytes as scrub
 from ..redact import redact_text as scrub_text
 from .base import AgentResult, TrialRequest, Usage
+from .claude_stream import ClaudeStream, activated_skills, activation_details, parse_stream
+from .claude_stream import ToolUse as ToolUse  # re-exported: the stream's names stay importable from here
 from .cli_common import (
     CliAgent,
     agent_env,
     endpoint,
     forbidden_hits,
     install_skill_folder,
-    json_lines,
     strings_in,
     tail,
 )
@@ -55,84 +55,6 @@ HANG_ERROR = ("interactive-hang: the skill stopped after one turn to ask for inp
 ASK_TOOL = "AskUserQuestion"
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ToolUse:
-    name: str
-    input: dict[str, Any]
-    id: str = ""
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ClaudeStream:
-    """What a stream-json transcript says: the init and result events, tool calls, and text seen."""
-
-    init: dict[str, Any] | None = None
-    result: dict[str, Any] | None = None
-    tool_uses: tuple[ToolUse, ...] = ()
-    message_ids: tuple[str, ...] = ()  # distinct assistant messages: one model request each
-    retries: int = 0  # `system/api_retry` events: requests the CLI made again after a failure
-    last_text: str = ""  # the last assistant text (the output when the run never reached a result)
-    text: str = ""  # every assistant text block, joined with newlines (clauditor's final_text)
-    stop_reason: str | None = None  # the last assistant message's stop_reason, when it carried one
-    bad_lines: int = 0  # lines that were not JSON objects (a crash message, a truncated last line)
-    auth_failed: bool = False  # an assistant message flagged `error: authentication_failed` ("Not logged in")
-    skills: tuple[str, ...] = field(default_factory=tuple)  # Skill tool calls, in order, each once
-
-    @property
-    def permission_denials(self) -> tuple[dict[str, Any], ...]:
-        """Tool calls the CLI refused (the result event's list): a sign the agent needed `allowed_tools`."""
-        return tuple((self.result or {}).get("permission_denials") or ())
-
-
-def parse_stream(data: bytes) -> ClaudeStream:
-    """Read a `--output-format stream-json --verbose` transcript; unknown events are ignored."""
-    init = result = None
-    tools: list[ToolUse] = []
-    ids: list[str] = []
-    skills: list[str] = []
-    last_text = ""
-    chunks: list[str] = []
-    stop_reason = None
-    retries = 0
-    auth_failed = False
-    events, bad = json_lines(data)
-    for event in events:
-        kind = event.get("type")
-        if kind == "system" and event.get("subtype") == "init":
-            init = event
-        elif kind == "system" and event.get("subtype") == "api_retry":
-            retries += 1
-        elif kind == "result":
-            result = event
-        elif kind == "assistant":
-            auth_failed = auth_failed or event.get("error") == "authentication_failed"
-            message = event.get("message") or {}
-            if isinstance(message.get("stop_reason"), str):
-                stop_reason = message["stop_reason"]
-            mid = message.get("id")
-            if isinstance(mid, str) and mid not in ids:
-                ids.append(mid)
-            texts = []
-            for block in message.get("content") or []:
-                if not isinstance(block, dict):
-                    continue
-                if block.get("type") == "text":
-                    texts.append(str(block.get("text", "")))
-                elif block.get("type") == "tool_use":
-                    use = ToolUse(name=str(block.get("name", "")), input=dict(block.get("input") or {}),
-                                  id=str(block.get("id", "")))
-                    tools.append(use)
-                    name = _skill_called(use)
-                    if name and name not in skills:
-                        skills.append(name)
-            if texts:
-                last_text = "".join(texts)
-            chunks.extend(texts)
-    return ClaudeStream(init=init, result=result, tool_uses=tuple(tools), message_ids=tuple(ids),
-                        last_text=last_text, bad_lines=bad, skills=tuple(skills), retries=retries,
-                        auth_failed=auth_failed, text="\n".join(chunks), stop_reason=stop_reason)
-
-
 def interactive_hang(stream: ClaudeStream) -> bool:
     """clauditor's interactive-hang heuristic: the run took exactly one turn, ended its turn (`end_turn`), and
     either its text ends with "?" or it called AskUserQuestion. Anything missing counts as no hang.
@@ -148,26 +70,6 @@ def interactive_hang(stream: ClaudeStream) -> bool:
     if stop != "end_turn":
         return False
     return stream.text.strip().endswith("?") or any(use.name == ASK_TOOL for use in stream.tool_uses)
-
-
-def _skill_called(use: ToolUse) -> str | None:
-    if use.name != "Skill":
-        return None
-    name = use.input.get("skill") or use.input.get("command")
-    return str(name).lstrip("/") if name else None
-
-
-def activated_skills(stream: ClaudeStream, prompt: str, installed: str | None) -> tuple[str, ...]:
-    """Skills the run used: Skill tool calls, and a prompt that opens with `/<name>` naming a skill or command
-    the CLI listed (or the one installed), which Claude Code expands before the first request."""
-    found = list(stream.skills)
-    first = prompt.lstrip().split(maxsplit=1)[0] if prompt.strip() else ""
-    if first.startswith("/") and len(first) > 1:
-        name = first[1:]
-        listed = set((stream.init or {}).get("skills") or ()) | set((stream.init or {}).get("slash_commands") or ())
-        if (name == installed or name in listed) and name not in found:
-            found.insert(0, name)
-    return tuple(found)
 
 
 def usage_of(stream: ClaudeStream) -> Usage:
@@ -342,9 +244,11 @@ class ClaudeCodeAgent(CliAgent):
 
 
 def details_of(stream: ClaudeStream) -> dict[str, Any]:
-    """What the result event says beyond usage: how it ended, API time, and the tool calls it was denied."""
+    """What the result event says beyond usage: how it ended, API time, the tool calls it was denied, and the
+    calls that loaded a skill with their fate (docs/activation.md)."""
     result = stream.result or {}
-    out: dict[str, Any] = {"permission_denials": [dict(d) for d in stream.permission_denials]}
+    out: dict[str, Any] = {"permission_denials": [dict(d) for d in stream.permission_denials],
+                           **activation_details(stream)}
     if isinstance(result.get("subtype"), str):
         out["subtype"] = result["subtype"]
     for key in ("duration_ms", "duration_api_ms"):

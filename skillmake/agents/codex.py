@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import posixpath
 import re
+import shlex
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,8 +30,19 @@ from .cli_common import (
 ENV_VAR = "SKILLMAKE_CODEX"
 PROVIDER_ID = "skillmake"
 KEY_ENV = "OPENAI_API_KEY"
-# A command that reads a skill's instructions: `cat .agents/skills/<name>/SKILL.md`, `sed -n 1,80p …/SKILL.md`.
-_SKILL_READ = re.compile(r"([A-Za-z0-9_.:-]+)/SKILL\.md\b")
+# How Codex 0.169.0 reads a `$name` mention (measured): `$` then a run of these characters, equal to a skill's
+# name (case-sensitive), whatever comes before the `$` ("x$shout" and "$$shout" mention shout, "$shout-loud" not).
+_MENTION = re.compile(r"\$([A-Za-z0-9_:-]+)")
+# Programs whose path arguments a command reads (`cat`, `sed -n 1,200p`, `head -n 40` …): a SKILL.md given to
+# any other (`ls`, `wc`, `cp`, `echo`) is not a read of the skill's instructions.
+_READERS = frozenset({"cat", "head", "tail", "sed", "nl", "less", "more", "bat", "batcat", "awk", "grep", "egrep",
+                      "rg", "view"})
+_WRAPPERS = frozenset({"command", "builtin", "exec", "env", "sudo", "time", "nice", "nohup"})
+_SHELLS = frozenset({"bash", "sh", "zsh", "dash"})
+_PUNCTUATION = "();<>|&\n"
+_UNEXPANDED = set("*?[]{}$`")  # a glob or a variable: which skill it names is not in the command
+# A command_execution's status, as Codex writes it, → the fate of a read of a SKILL.md (see claude_stream).
+_READ_STATUS = {"completed": "loaded", "failed": "failed", "declined": "denied"}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -110,19 +123,130 @@ def item_strings(item: dict[str, Any]) -> list[str]:
     return []
 
 
-def activated_skills(events: CodexEvents, prompt: str, installed: str | None) -> tuple[str, ...]:
-    """Skills the run used: a command that read a `<name>/SKILL.md`, and `$<name>` in the prompt for the
-    installed skill (Codex then injects the skill's body itself, without an event)."""
-    found: list[str] = []
-    if installed and re.search(rf"(?<![\w$])\${re.escape(installed)}\b", prompt):
-        found.append(installed)
+def activated_skills(events: CodexEvents, prompt: str, installed: str | None, *, workspace: str | None = None,
+                     codex_home: str | None = None) -> tuple[str, ...]:
+    """Skills the run activated, in order, each once: a `$<name>` mention in the prompt of the installed skill
+    (or of one installed in the workspace or CODEX_HOME), which Codex answers by putting the skill's body in
+    the first request itself, with no event; then every shell command that read a skill's own
+    `.agents/skills/<name>/SKILL.md` (or CODEX_HOME's `skills/[.system/]<name>/SKILL.md`) and exited 0."""
+    found = mentioned_skills(prompt, installed, workspace=workspace, codex_home=codex_home)
+    for call in skill_calls(events, codex_home=codex_home):
+        if call["status"] == "loaded" and call["name"] not in found:
+            found.append(call["name"])
+    return tuple(found)
+
+
+def mentioned_skills(prompt: str, installed: str | None, *, workspace: str | None = None,
+                     codex_home: str | None = None) -> list[str]:
+    """The skills a prompt mentions the way Codex reads `$name` (only skills that are there to mention)."""
+    out: list[str] = []
+    for name in _MENTION.findall(prompt):
+        there = name == installed or any(
+            posixpath.isfile(posixpath.join(root, name, "SKILL.md"))
+            for root in _skill_roots(workspace, codex_home))
+        if there and name not in out:
+            out.append(name)
+    return out
+
+
+def _skill_roots(workspace: str | None, codex_home: str | None) -> list[str]:
+    roots = [posixpath.join(workspace, ".agents", "skills")] if workspace else []
+    if codex_home:
+        roots += [posixpath.join(codex_home, "skills"), posixpath.join(codex_home, "skills", ".system")]
+    return roots
+
+
+def skill_calls(events: CodexEvents, *, codex_home: str | None = None) -> list[dict[str, str]]:
+    """Each shell command that read a skill's SKILL.md, as {name, via: "shell", id, status}: "loaded" when it
+    completed with exit code 0, "failed" when it exited otherwise, "denied" when Codex declined to run it."""
+    calls: list[dict[str, str]] = []
     for item in events.items:
         if item.get("type") != "command_execution":
             continue
-        for name in _SKILL_READ.findall(str(item.get("command", ""))):
-            if name not in found:
-                found.append(name)
-    return tuple(found)
+        status = _READ_STATUS.get(str(item.get("status")), "failed")
+        if status == "loaded" and item.get("exit_code") not in (0, None):
+            status = "failed"
+        for name in skill_reads(str(item.get("command", "")), codex_home=codex_home):
+            calls.append({"name": name, "via": "shell", "id": str(item.get("id", "")), "status": status})
+    return calls
+
+
+def skill_reads(command: str, *, codex_home: str | None = None) -> list[str]:
+    """The skills whose SKILL.md a shell command reads: a path argument of a reader program (`_READERS`), or
+    a file after `<`, that is exactly a skill's entry point (`_skill_of_path`). Codex shows every command as
+    `/bin/bash -lc '<script>'`; the script is split into simple commands, and a `cd` moves where relative
+    paths start."""
+    out: list[str] = []
+    cwd = "."
+    for words, inputs in _simple_commands(_script_of(command)):
+        while words and (words[0] in _WRAPPERS or re.match(r"[A-Za-z_]\w*=", words[0])):
+            words = words[1:]
+        program, args = (posixpath.basename(words[0]), words[1:]) if words else ("", [])
+        if program == "cd":
+            cwd = posixpath.join(cwd, args[0]) if args and not args[0].startswith("-") else "."
+            continue
+        paths = [a for a in args if not a.startswith("-")] if program in _READERS else []
+        for path in paths + inputs:
+            name = _skill_of_path(path, cwd, codex_home)
+            if name and name not in out:
+                out.append(name)
+    return out
+
+
+def _script_of(command: str) -> str:
+    """The script of `/bin/bash -lc '<script>'` (how Codex shows every command), else the command itself."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return command
+    if len(words) >= 3 and posixpath.basename(words[0]) in _SHELLS and words[1].startswith("-") and "c" in words[1]:
+        return words[2]
+    return command
+
+
+def _simple_commands(script: str) -> list[tuple[list[str], list[str]]]:
+    """Each simple command of a shell script: its words, and the files it reads through `<`. Split at |, &&,
+    ;, newlines and parentheses; the target of `>`/`>>` is left out (written, not read)."""
+    lexer = shlex.shlex(script, posix=True, punctuation_chars=_PUNCTUATION)
+    lexer.whitespace = " \t\r"
+    lexer.whitespace_split = True
+    commands: list[tuple[list[str], list[str]]] = [([], [])]
+    redirect = ""
+    try:
+        for token in lexer:
+            if all(c in _PUNCTUATION for c in token):
+                redirect = ">" if ">" in token else "<" if "<" in token else ""
+                if not redirect:
+                    commands.append(([], []))
+            elif redirect:
+                if redirect == "<":
+                    commands[-1][1].append(token)
+                redirect = ""
+            else:
+                commands[-1][0].append(token)
+    except ValueError:  # an unbalanced quote: what was read so far
+        pass
+    return [c for c in commands if c[0] or c[1]]
+
+
+def _skill_of_path(path: str, cwd: str, codex_home: str | None) -> str | None:
+    """The skill whose entry point `path` is: `.agents/skills/<name>/SKILL.md` (relative to the workspace, or
+    under any folder: Codex also finds the user's and parent folders' `.agents/skills`), or
+    `skills/<name>/SKILL.md` or `skills/.system/<name>/SKILL.md` under CODEX_HOME (`$CODEX_HOME` expanded)."""
+    home = posixpath.normpath(codex_home) if codex_home else None
+    for var in ("$CODEX_HOME/", "${CODEX_HOME}/"):
+        if path.startswith(var):
+            path = f"{home or '/.codex'}/{path[len(var):]}"
+    full = posixpath.normpath(path if path.startswith("/") else posixpath.join(cwd, path))
+    parts = full.split("/")
+    if len(parts) < 4 or parts[-1] != "SKILL.md" or parts[-2] in ("", ".", "..") or _UNEXPANDED & set(parts[-2]):
+        return None
+    folder = "/".join(parts[:-2])
+    homes = (home,) if home else ()
+    if (parts[-4:-2] == [".agents", "skills"] or folder.endswith(("/.codex/skills", "/.codex/skills/.system"))
+            or any(folder in (f"{h}/skills", f"{h}/skills/.system") for h in homes)):
+        return parts[-2]
+    return None
 
 
 def _toml(value: Any) -> str:
@@ -224,10 +348,15 @@ class CodexAgent(CliAgent):
         events = parse_events(stdout)
         output = events.messages[-1] if events.messages else ""
         installed = request.skill.name if request.skill else None
+        codex_home = str(Path(request.home) / ".codex")
+        calls = skill_calls(events, codex_home=codex_home)
+        activated = activated_skills(events, codex_prompt(request.prompt, installed), installed,
+                                     workspace=request.workspace, codex_home=codex_home)
         common: dict[str, Any] = {
             "stdout": stdout, "stderr": stderr, "transcript": stdout, "exit_code": done.returncode,
-            "usage": usage_of(events, model),
-            "activated_skills": activated_skills(events, codex_prompt(request.prompt, installed), installed),
+            "usage": usage_of(events, model), "activated_skills": activated,
+            "details": {"skill_calls": calls, "denied_skills": list(dict.fromkeys(
+                c["name"] for c in calls if c["status"] == "denied" and c["name"] not in activated))},
         }
         touched = [s for item in events.items for s in item_strings(item)]
         hits = forbidden_hits(touched, request.spec.forbidden_files, request.workspace)

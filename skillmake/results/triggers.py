@@ -104,7 +104,7 @@ def trigger_reasons(spec: Spec, section: Mapping[str, Any] | None) -> list[str]:
         text = " ".join(str(first.get("error") or first["outcome"]).split())[:200]
         out.append(f"{spec.name}: {len(errors)} trigger trial(s) ended in error or timeout (retried next run); "
                    f"first, {first['query']} run {first['k']}: {text}")
-    missing = sum(q["expected"] - q["runs"] - q["errors"] for q in section["queries"])
+    missing = sum(1 for q in section["queries"] for t in q["trials"] if t["outcome"] is None)
     if missing > 0:
         out.append(f"{spec.name}: {missing} trigger trial(s) have not run")
     if not spec.thresholds.trigger_declared:

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from .activation import Activate
 from .recorded import Recorded
 from .reply import Reply
 from .server import FAKE_KEY, MODEL_PATHS, FakeAPI
 
-__all__ = ["FAKE_KEY", "MODEL_PATHS", "FakeAPI", "Recorded", "Reply"]
+__all__ = ["FAKE_KEY", "MODEL_PATHS", "Activate", "FakeAPI", "Recorded", "Reply"]

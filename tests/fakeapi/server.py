@@ -6,6 +6,8 @@ them the request gets a non-retryable 400 and lands in `unexpected`. Other paths
 else built-ins (/v1/models, /v1/messages/count_tokens), else a 404 in the provider's error shape (also
 recorded in `unexpected`). An agentic CLI sends one request per turn: queue `Reply.tool_use(...)` then
 `Reply.text(...)`; the second request carries the tool's result (see `Recorded.tool_results()`).
+`FakeAPI.activation(Activate(skill=..., when=...))` scripts a model that loads a skill when the user's query
+matches (see activation.py).
 """
 
 from __future__ import annotations
@@ -15,15 +17,14 @@ import json
 import socket
 import threading
 import traceback
-from collections.abc import Callable
 from http.server import ThreadingHTTPServer
 from typing import Any
 
+from .activation import Script, activation
 from .handler import MODEL_PATHS, Handler
 from .recorded import Recorded
 from .reply import Reply
 
-Script = Callable[[Recorded], "Reply | None"]
 FAKE_KEY = "sk-fakeapi-test-key"  # what tests hand clients as an API key; never a real one
 
 
@@ -128,6 +129,8 @@ class FakeAPI:
         def script(request: Recorded) -> Reply | None:
             return turns[min(request.turn, len(turns) - 1)]
         return script
+
+    activation = staticmethod(activation)
 
     # -- lifecycle -----------------------------------------------------------------------------------------
 

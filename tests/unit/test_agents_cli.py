@@ -157,7 +157,8 @@ def test_codex_usage_sums_turns_and_activation_by_mention() -> None:
     assert usage.cost_usd is None
     assert codex.activated_skills(events, "use $shout now", "shout") == ("shout",)
     assert codex.activated_skills(events, "use $shouting now", "shout") == ()
-    assert codex.activated_skills(events, "cost is $$shout", "shout") == ()
+    # Codex 0.169.0 injects the skill for "$$shout" too (measured: tests/unit/test_activation_streams.py).
+    assert codex.activated_skills(events, "cost is $$shout", "shout") == ("shout",)
 
 
 def test_codex_forbidden_reads_inside_shell_commands() -> None:
