@@ -29,6 +29,7 @@ SC_U, SC_F = U + "test_adapter_skill_creator.py::", F + "test_seed_skill_creator
 CA_U, CA_F = U + "test_adapter_caliper.py::", F + "test_seed_caliper.py::"
 EV_U, EV_F = U + "test_adapter_eva.py::", F + "test_seed_eva.py::"
 INC = F + "test_incremental_seeds.py::"
+TRG = F + "test_triggers.py::"
 CF, HU = F + "test_captured_output.py::", U + "test_hang_heuristic.py::"
 SR_F = F + "test_skill_creator_results.py::"
 CJ, E2E = U + "test_codex_judge.py::", "tests/e2e/test_judge_codex_cli.py::"
@@ -111,7 +112,8 @@ FORMATS: dict[str, tuple[Row, ...]] = {
             "the translation)", INC + "test_clauditor_more_n_runs_run_only_the_new_indices_and_fewer_run_nothing"),
         row("`user_prompt`, `timeout`, `sync_tasks`, `system_prompt`", "supported", "same names",
             CL_U + "test_variance_thresholds_and_settings"),
-        row("`trigger_tests`", "elsewhere", "kept on the spec; running them is the triggers issue"),
+        row("`trigger_tests`", "supported", "trigger trials on the project's claude-code or codex agent, 3 runs per "
+            "query, threshold 0.5 (docs/triggers.md)", TRG + "test_clauditors_trigger_tests_run_on_the_projects_agent"),
         row("a spec with nothing to grade", "refused", "clauditor accepts it; skillmake's rule is that every case "
             "grades something", CL_F + "test_a_malformed_clauditor_spec_is_located_in_its_own_lines"),
         row("`--output` captured-output mode and its exit codes", "supported", "`skillmake grade --output FILE "
@@ -172,9 +174,10 @@ FORMATS: dict[str, tuple[Row, ...]] = {
             INC + "test_skill_creator_skill_edit_reruns_only_its_with_skill_trials_and_revert_reuses"),
         row("the agent that runs the evals (not in the file)", "supported", "the project's `[tool.skillmake] agent`",
             SC_F + "test_seed_example_runs_and_shares_trials_with_its_native_twin"),
-        row("`trigger-eval-set.json`", "elsewhere", "read and checked against its schema into `trigger_tests`; "
-            "running it is the triggers issue",
-            SC_U + "test_a_trigger_eval_set_beside_evals_json_becomes_trigger_tests"),
+        row("`trigger-eval-set.json`", "supported", "read and checked against its schema into `trigger_tests`; run "
+            "as trigger trials with run_eval.py's defaults (3 runs per query, threshold 0.5)",
+            SC_U + "test_a_trigger_eval_set_beside_evals_json_becomes_trigger_tests",
+            TRG + "test_skill_creators_trigger_eval_set_runs_and_evas_triggering_says_why_it_cannot"),
         row("`eval_metadata.json`, benchmark `iterations[]` history, timestamps", "supported", "eval_metadata.json "
             "per eval in `runs/<spec>/<case>/`; an iteration per change of results, `…Z` timestamps",
             SR_F + "test_eval_metadata_is_written_per_eval",
@@ -276,8 +279,10 @@ FORMATS: dict[str, tuple[Row, ...]] = {
             EV_U + "test_every_translation_error_is_collected_and_located"),
         row("`SCORE=n REASON=` replies", "supported", "",
             U + "test_judges.py::test_rubric_accepts_evas_plain_text_verdict"),
-        row("`triggering`", "elsewhere", "→ `trigger_tests`; running them is the triggers issue",
-            EV_U + "test_triggering_queries_become_trigger_tests"),
+        row("`triggering`", "refused", "→ `trigger_tests`, reported as not run: eva's prompt file is not a skill an "
+            "agent installs, and eva's trigger judge is a model's guess, which skillmake does not make",
+            EV_U + "test_triggering_queries_become_trigger_tests",
+            TRG + "test_skill_creators_trigger_eval_set_runs_and_evas_triggering_says_why_it_cannot"),
         row("`.eval.jsonl` history row", "supported", "eva's `{ts, all_passed, total, passed, failed_cases}` beside "
             "eval.yml, one per run that evaluated it",
             EH + "test_a_run_adds_one_eva_row_per_eval_and_a_no_op_adds_none",

@@ -20,6 +20,7 @@ from ..checkout import labels_digest
 from ..keys import TrialKey, grade_key, grade_part
 from ..model import Arm, Case, Spec, TriggerQuery
 from ..project import Project
+from ..results.triggers import skip_reason
 from ..trial import CACHEABLE as TRIAL_CACHEABLE
 from ..trial import timeout_of
 from ..triggers.keys import Offered
@@ -123,7 +124,7 @@ def plan_spec(project: Project, spec: Spec) -> SpecPlan:
                     item.grade_cached = os.path.exists(f"{actions_dir}/{h[:2]}/{h}.json")
                 plan.items.append(item)
     tests = spec.trigger_tests
-    if tests is not None and tests.runnable:
+    if tests is not None and skip_reason(spec) is None:
         limit_ms = trigger_timeout(spec, tests) * 1000
         offered = project.trigger_keys.offered(spec, tests)
         for query in tests.queries:

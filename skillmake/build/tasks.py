@@ -91,9 +91,12 @@ def validate_tasks(root: str) -> Iterator[dict[str, Any]]:
                "io": {"capture": False}}
 
 
-def judge_preflight(plans: tuple[SpecPlan, ...]) -> list[str]:
-    """Why the judges of the grades this run would make cannot be reached (no key, no CLI): one line each."""
-    needed = [p.spec for p in plans if any(i.case.has_judge and not i.grade_cached for i in p.items)]
+def judge_preflight(plans: tuple[SpecPlan, ...], chosen: select.Chosen | None = None) -> list[str]:
+    """Why the judges of the grades this run would make cannot be reached (no key, no CLI): one line each.
+    Only the selected cells count: `--tag trigger` makes no grade, so it needs no judge."""
+    needed = [p.spec for p in plans if any(i.case.has_judge and not i.grade_cached and (chosen is None or
+                                                                                        chosen.has(i))
+                                           for i in p.items)]
     if not needed:
         return []
     from ..judges import judge_problems  # only now: importing the judges costs a no-op run ~0.1 s
@@ -105,7 +108,7 @@ def trial_tasks(root: str) -> Iterator[dict[str, Any]]:
     project = project_at(root)
     chosen = chosen_at(root)
     if scope.runs(COMMAND or sys.argv[1:]):
-        problems = judge_preflight(plans_at(root))
+        problems = judge_preflight(plans_at(root), chosen)
         if problems:  # before any agent is paid for: the grades could only end in judge_error
             print("\n".join(f"skillmake: {line}" for line in problems), file=sys.stderr, flush=True)
             raise SystemExit(3)

@@ -25,6 +25,21 @@ def fired(record: Record, skill: str) -> bool:
     return skill in ((record.get("activation") or {}).get("skills") or ())
 
 
+def skip_reason(spec: Spec) -> str | None:
+    """Why the spec's trigger tests cannot run (None: they can): activation needs an agent that shows it in its
+    transcript, and a skill it can install."""
+    tests = spec.trigger_tests
+    if tests is None:
+        return None
+    if spec.skill.kind == "prompt":
+        return ("the skill is a prompt file, which no agent installs or activates (eva asks a judge model instead; "
+                "skillmake measures real activations of SKILL.md folders and command files)")
+    if not tests.runnable:
+        return (f"the {tests.agent.kind} agent shows no skill activation; set trigger_tests.agent (e.g. "
+                "{kind: claude-code}) to run them")
+    return None
+
+
 def trigger_section(spec: Spec, runs: Sequence[Run], *, skill: str) -> dict[str, Any] | None:
     """The "triggers" object of the report (None when the spec has no trigger tests). `skill` is the name the
     agent is offered (the frontmatter's), which activation records name."""
@@ -33,10 +48,10 @@ def trigger_section(spec: Spec, runs: Sequence[Run], *, skill: str) -> dict[str,
         return None
     base: dict[str, Any] = {"agent": tests.agent.kind, "runs": tests.runs, "threshold": tests.threshold,
                             "skill": skill}
-    if not tests.runnable:
-        return {**base, "skipped": (f"the {tests.agent.kind} agent shows no skill activation; set "
-                                    "trigger_tests.agent (e.g. {kind: claude-code}) to run them"),
-                "queries": [], "summary": None, "false_positives": [], "errors": [], "usage": sum_usage([])}
+    skipped = skip_reason(spec)
+    if skipped:
+        return {**base, "skipped": skipped, "queries": [], "summary": None, "false_positives": [], "errors": [],
+                "usage": sum_usage([])}
     by_query: dict[str, list[tuple[int, Record | None]]] = {}
     for query, k, record in runs:
         by_query.setdefault(query.id, []).append((k, record))

@@ -5,6 +5,7 @@ call is logged, so the tests count agent calls exactly. The real CLI against the
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import orjson
@@ -46,8 +47,8 @@ def _claude_calls(tmp_path: Path) -> list[str]:
     return claude_log(tmp_path)
 
 
-def _report(project: Project) -> dict:
-    return orjson.loads((project.root / ".skillmake/reports/kids/report.json").read_bytes())
+def _report(project: Project, spec: str = "kids") -> dict:
+    return orjson.loads((project.root / f".skillmake/reports/{spec}/report.json").read_bytes())
 
 
 def _run(project: Project, tmp_path: Path, env: dict[str, str], *args: str) -> tuple[Run, int]:
@@ -128,3 +129,51 @@ def test_tag_trigger_selects_only_trigger_trials(tmp_path: Path) -> None:
     assert (calls, run.trials) == (8, 0)
     run, calls = _run(project, tmp_path, env, "-k", "not trigger")
     assert (calls, run.trials) == (0, 1)
+
+
+SEEDS = Path(__file__).resolve().parents[1] / "data" / "seeds"
+PROJECT_AGENT = 'agent = {kind = "claude-code", env = {ANTHROPIC_API_KEY = "sk-fake"}}\n'
+
+
+def _seed_project(tmp_path: Path, files: dict[str, str]) -> tuple[Project, dict[str, str]]:
+    project = Project.empty(tmp_path / "proj", {"skillmake.toml": PROJECT_AGENT, **files})
+    return project, {"SKILLMAKE_CLAUDE": str(install_fake_claude(tmp_path))}
+
+
+def test_clauditors_trigger_tests_run_on_the_projects_agent(tmp_path: Path) -> None:
+    import shutil
+
+    project, env = _seed_project(tmp_path, {})
+    shutil.copytree(SEEDS / "clauditor" / "commands" / ".claude", project.root / ".claude")
+    project.run("--tag", "trigger", env=env)
+    section = _report(project, "find-kid-activities")["triggers"]
+    # The command file has no frontmatter: its first line is the description Claude Code (and the stand-in) show.
+    assert (section["agent"], section["runs"], section["threshold"]) == ("claude-code", 3, 0.5)
+    assert [(q["id"], q["triggers"], q["runs"]) for q in section["queries"]] == [
+        ("find-kid-activities-in-cupertino", 3, 3), ("what-are-some-things-to-do", 0, 3),
+        ("what-s-the-weather-today", 0, 3), ("help-me-write-a-python-script", 3, 3)]  # "Write the results…"
+    assert section["false_positives"] == ["help-me-write-a-python-script"]
+    assert len(claude_log(tmp_path)) == 12
+
+
+def test_skill_creators_trigger_eval_set_runs_and_evas_triggering_says_why_it_cannot(tmp_path: Path) -> None:
+    import shutil
+
+    project, env = _seed_project(tmp_path, {})
+    shutil.copytree(SEEDS / "skill-creator" / "example-skill", project.root / "example-skill")
+    (project.root / "example-skill" / "evals" / "trigger-eval-set.json").write_text(json.dumps([
+        {"query": "answer in uppercase please", "should_trigger": True},
+        {"query": "write me a fibonacci function", "should_trigger": False}]))
+    shutil.copytree(SEEDS / "eva" / "rejects-empty", project.root / "eva-prompt")
+    eval_yml = project.root / "eva-prompt" / "eval.yml"
+    eval_yml.write_text(eval_yml.read_text() + "triggering:\n  should_trigger: [reject empty constraints]\n")
+    run = project.run("--tag", "trigger", env=env)
+    section = _report(project, "example-skill")["triggers"]
+    assert [(q["id"], q["should_trigger"], q["triggers"], q["runs"]) for q in section["queries"]] == [
+        ("answer-in-uppercase-please", True, 3, 3), ("write-me-a-fibonacci-function", False, 0, 3)]
+    assert len(claude_log(tmp_path)) == 6
+    rendered = project.run("report", env=env)  # eva's eval had nothing selected: render its report
+    eva = _report(project, "eva-prompt")["triggers"]
+    assert eva["skipped"].startswith("the skill is a prompt file, which no agent installs or activates")
+    assert "not run — the skill is a prompt file" in rendered.out
+    assert run.code == 1  # the cases' trials did not run (--tag trigger), so they have no grade
