@@ -14,6 +14,7 @@ from .. import fstree, runlock
 from ..checkout import METADATA
 from ..errors import EXIT_INVALID, SkillmakeError
 from ..project import Project, new_run_id
+from ..triggers.views import VIEWS, trigger_dir
 from ..workspace import trial_dir
 from . import actions, clean, scope, select, stale
 from .plan import Item, SpecPlan, TriggerItem, plan_spec
@@ -170,6 +171,9 @@ def trigger_tasks(root: str) -> Iterator[dict[str, Any]]:
             yield {"basename": "trigger", "name": item.name,
                    "actions": [(actions.run_trigger, [project, item], {"resample": resample})],
                    "uptodate": stale.uptodate(stale.trigger(project, item, resample=resample)),
+                   "clean": [(_remove, [project, str(trigger_dir(project, item.spec.name, item.query.id,
+                                                                 item.k).root)])],
+                   "meta": {clean.META: "trigger view"},
                    "doc": f"query {item.query.id!r} ({'should' if item.query.should_trigger else 'should not'} "
                           f"trigger), run {item.k}",
                    "io": {"capture": False}, "verbosity": 0}
@@ -265,7 +269,7 @@ def _say_waiting(holder: str) -> None:
 def _remove(project: Project, path: str) -> None:
     """`doit clean`: delete a view or a report folder — only ever below .skillmake/runs or .skillmake/reports —
     and the folders it leaves empty, up to (not including) runs/ or reports/."""
-    for base in (project.runs_dir, project.reports_dir):
+    for base in (project.runs_dir, project.reports_dir, project.state_dir / VIEWS):
         if fstree.inside(path, base) and os.path.realpath(path) != os.path.realpath(base):
             fstree.remove_tree(path)
             top = os.path.realpath(base)
@@ -279,7 +283,8 @@ def _remove(project: Project, path: str) -> None:
                     break
                 parent = os.path.dirname(parent)
             return
-    raise AssertionError(f"refusing to delete {path}: not inside {project.runs_dir} or {project.reports_dir}")
+    raise AssertionError(f"refusing to delete {path}: not inside {project.runs_dir}, {project.reports_dir} or "
+                         f"{project.state_dir / VIEWS}")
 
 
 def thresholds_tasks(root: str) -> Iterator[dict[str, Any]]:

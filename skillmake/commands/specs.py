@@ -156,6 +156,8 @@ def report(args: list[str]) -> int:
         return EXIT_NO_SPECS
     # Re-rendering evaluates nothing: no eva history row (build/report.py).
     failed = [message for plan in plans if (message := build_and_write(project, plan, evaluated=False))]
+    from ..view.site import refresh_site  # the viewer's static pages
+    refresh_site(project)
     for message in failed:
         _out(message, err=True)
     return EXIT_FAILED if failed else EXIT_OK

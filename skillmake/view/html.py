@@ -1,0 +1,149 @@
+"""The viewer's page shell and the small formatters every page uses; every value is escaped here or by the caller
+with `e`, and nothing from a record reaches a page any other way."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from html import escape
+from importlib import resources
+from typing import Any
+
+# The policy of every page, served (a header) and static (a meta tag, which cannot carry frame-ancestors): no
+# inline script or style, nothing from anywhere but the viewer itself.
+CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "
+       "form-action 'self'; base-uri 'none'")
+SERVED_CSP = CSP + "; frame-ancestors 'none'"
+OUTCOME_MARK = {"pass": "✓", "fail": "✗", "error": "!", "timeout": "⧗", "judge_error": "?", "cheat": "⚑",
+                "ungraded": "·", "missing": "–"}
+
+
+def asset(name: str) -> bytes:
+    return resources.files("skillmake.view").joinpath("assets", name).read_bytes()
+
+
+def e(value: object) -> str:
+    return escape(str(value), quote=True)
+
+
+@dataclass(slots=True)
+class Links:
+    """URLs from one page to the site's shared files, relative (the same in a served and a copied site), and the
+    artifacts and records the page names, so a static export copies exactly those."""
+
+    base: str  # from the page to the site root: "", "../../", …
+    files: dict[str, str] = field(default_factory=dict)  # file name under files/ → object digest
+    records: set[str] = field(default_factory=set)  # record keys
+
+    def file(self, digest: str, ext: str) -> str:
+        name = f"{digest.removeprefix('sha256:')}.{ext}"
+        self.files[name] = digest
+        return f"{self.base}files/{name}"
+
+    def record(self, key: str) -> str:
+        self.records.add(key)
+        return f"{self.base}records/{key.removeprefix('sha256:')}.json"
+
+    def spec(self, name: str, page: str = "index.html") -> str:
+        return f"{self.base}specs/{name}/{page}"
+
+    def case(self, spec: str, case: str) -> str:
+        return f"{self.base}specs/{spec}/cases/{case}.html"
+
+
+@dataclass(frozen=True, slots=True)
+class Rendered:
+    """A page and the shared files it links to (what a static export must copy beside it)."""
+
+    html: str
+    links: Links
+
+
+def num(value: float | None, digits: int = 2) -> str:
+    return "—" if value is None else f"{value:.{digits}f}"
+
+
+def money(value: float | None) -> str:
+    if value is None:
+        return "—"
+    return f"${value:.4f}" if value < 1 else f"${value:,.2f}"
+
+
+def duration(ms: float | None) -> str:
+    if ms is None:
+        return "—"
+    return f"{ms:.0f} ms" if ms < 1000 else f"{ms / 1000:.1f} s"
+
+
+def tokens(value: int | None) -> str:
+    return "—" if value is None else f"{value:,}"
+
+
+def delta(value: float | None, *, href: str | None = None, title: str = "") -> str:
+    """A signed change, coloured; a link when `href` is given."""
+    if value is None:
+        return '<span class="zero">—</span>'
+    cls = "zero" if abs(value) < 1e-9 else ("up" if value > 0 else "down")
+    text = f"{value:+.2f}"
+    attr = f' title="{e(title)}"' if title else ""
+    if href:
+        return f'<a class="{cls}" href="{e(href)}"{attr}>{text}</a>'
+    return f'<span class="{cls}"{attr}>{text}</span>'
+
+
+def outcome(value: str, *, href: str | None = None, title: str = "") -> str:
+    """A trial's outcome as a coloured mark with its word for screen readers and tooltips."""
+    mark = OUTCOME_MARK.get(value, "?")
+    label = title or value
+    if href:
+        return f'<a class="o {e(value)}" href="{e(href)}" title="{e(label)}" aria-label="{e(label)}">{mark}</a>'
+    return f'<span class="o {e(value)}" title="{e(label)}">{mark}</span>'
+
+
+def badge(value: str) -> str:
+    return f'<span class="badge {e(value)}">{e(value)}</span>'
+
+
+def rate(passed: int, n: int, value: float | None) -> str:
+    width = 0 if value is None else round(value * 100)
+    return f'<span class="bar" data-v="{width}"><i class="w{width // 5 * 5}"></i></span>{passed}/{n}'
+
+
+def table(head: Sequence[str], rows: Sequence[str], *, cls: str = "") -> str:
+    ths = "".join(f"<th>{h}</th>" for h in head)
+    return f'<table class="{cls}"><thead><tr>{ths}</tr></thead><tbody>{"".join(rows)}</tbody></table>'
+
+
+def crumbs(links: Links, parts: Sequence[tuple[str, str | None]]) -> str:
+    items = [f'<a href="{e(links.base)}index.html">all specs</a>']
+    items += [f'<a href="{e(href)}">{e(label)}</a>' if href else f"<span>{e(label)}</span>" for label, href in parts]
+    return '<nav class="crumbs">' + " / ".join(items) + "</nav>"
+
+
+def page(*, title: str, body: str, links: Links, served: bool, token: str | None = None,
+         meta: Mapping[str, str] | None = None) -> str:
+    """A complete page. `served`: from `skillmake view` (feedback saved through the server, `token` required
+    with each save); else a static export (feedback kept in the browser and downloaded as feedback.json)."""
+    extra = {"skillmake-mode": "served" if served else "static", **(meta or {})}
+    if served and token:
+        extra["skillmake-token"] = token
+    metas = "".join(f'<meta name="{e(k)}" content="{e(v)}">' for k, v in extra.items())
+    return ('<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+            f'<meta http-equiv="Content-Security-Policy" content="{e(CSP)}">'
+            '<meta name="viewport" content="width=device-width, initial-scale=1">'
+            f'<meta name="referrer" content="no-referrer">{metas}'
+            f"<title>{e(title)} · skillmake</title>"
+            f'<link rel="stylesheet" href="{e(links.base)}assets/viewer.css">'
+            f'<script src="{e(links.base)}assets/viewer.js" defer></script>'
+            f"</head><body><main>{body}</main></body></html>\n")
+
+
+def json_block(element_id: str, value: Any) -> str:
+    """Data for the page's script, in a non-executable block; `<`, `>` and `&` escaped so no text in it can
+    close the element (skill-creator's viewer does the same with its embedded data)."""
+    import orjson
+
+    text = orjson.dumps(value).decode()
+    text = text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+    text = text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+    return f'<script type="application/json" id="{e(element_id)}">{text}</script>'
