@@ -121,6 +121,4 @@ def check_thresholds(project: Project, plans: tuple[SpecPlan, ...]) -> TaskFaile
     from .report import problems_of
 
     problems = [message for plan in plans for message in problems_of(project, plan)]
-    from ..view.site import refresh_site  # the viewer's static pages (never fails the run)
-    refresh_site(project)
     return TaskFailed("\n".join(problems)) if problems else None

@@ -153,11 +153,11 @@ def trial_reasons(project: Project, item: Item, previous: dict[str, Any] | None)
         reasons.append(f"key_version {old.get('key_version')} → {new['key_version']}")
     tkey = item.tkey
     if old.get("skill") != new["skill"]:
-        reasons.extend(_skill_diff(_load(project, old.get("skill")), _parse(tkey.skill)))
+        reasons.extend(skill_diff(_load(project, old.get("skill")), _parse(tkey.skill)))
     if old.get("run") != new["run"]:
-        reasons.extend(_run_diff(_load(project, old.get("run")), _parse(tkey.run)))
+        reasons.extend(run_diff(_load(project, old.get("run")), _parse(tkey.run)))
     if old.get("agent") != new["agent"]:
-        reasons.extend(_fields_diff(_load(project, old.get("agent")), _parse(tkey.agent), "agent setting"))
+        reasons.extend(fields_diff(_load(project, old.get("agent")), _parse(tkey.agent), "agent setting"))
     return reasons or ["inputs changed"]
 
 
@@ -174,9 +174,9 @@ def grade_reasons(project: Project, item: Item, previous: dict[str, Any] | None)
     if old.get("outputs") != inputs["outputs"]:
         reasons.append("the trial's outputs changed")
     if old.get("grade") != inputs["grade"]:
-        reasons.extend(_fields_diff(_load(project, old.get("grade")), _parse(gpart), "grading field"))
+        reasons.extend(fields_diff(_load(project, old.get("grade")), _parse(gpart), "grading field"))
     if old.get("judge") != inputs["judge"]:
-        reasons.extend(_fields_diff(_load(project, old.get("judge")), _parse(jpart), "judge setting"))
+        reasons.extend(fields_diff(_load(project, old.get("judge")), _parse(jpart), "judge setting"))
     return reasons or ["its record is missing from the store"]
 
 
@@ -207,7 +207,7 @@ def trigger_reasons(project: Project, item: TriggerItem) -> list[str]:
     if old.get("run") != new["run"]:
         reasons.append("the query changed")
     if old.get("agent") != new["agent"]:
-        reasons.extend(_fields_diff(_load(project, old.get("agent")), _parse(item.tkey.agent), "agent setting"))
+        reasons.extend(fields_diff(_load(project, old.get("agent")), _parse(item.tkey.agent), "agent setting"))
     return reasons or ["inputs changed"]
 
 
@@ -238,7 +238,7 @@ def _parse(part: Part | None) -> Any:
     return orjson.loads(part.data) if part is not None else None
 
 
-def _skill_diff(before: Any, after: Any) -> list[str]:
+def skill_diff(before: Any, after: Any) -> list[str]:
     if before is None and after is not None:
         return ["the skill is now installed"]
     if after is None:
@@ -252,7 +252,7 @@ def _skill_diff(before: Any, after: Any) -> list[str]:
     return out or ["the skill changed"]
 
 
-def _run_diff(before: Any, after: Any) -> list[str]:
+def run_diff(before: Any, after: Any) -> list[str]:
     if not isinstance(before, dict) or not isinstance(after, dict):
         return ["the case changed"]
     out = []
@@ -266,7 +266,7 @@ def _run_diff(before: Any, after: Any) -> list[str]:
     return out or ["the case changed"]
 
 
-def _fields_diff(before: Any, after: Any, label: str) -> list[str]:
+def fields_diff(before: Any, after: Any, label: str) -> list[str]:
     if not isinstance(before, dict) or not isinstance(after, dict):
         return [f"{label}s changed"]
     out = []

@@ -296,4 +296,6 @@ def thresholds_tasks(root: str) -> Iterator[dict[str, Any]]:
            "task_dep": [f"report:{p.spec.name}" for p in plans],
            "uptodate": [all(report_uptodate(project, p) for p in plans) and not resample],
            "doc": "fail the run when a spec is below its thresholds, a required case failed, or trials erred",
+           # `clean` also takes the viewer's static export (`skillmake report` writes it again).
+           "clean": [(fstree.remove_tree, [str(project.state_dir / "site")])], "meta": {clean.META: "site"},
            "io": {"capture": False}, "verbosity": 2}

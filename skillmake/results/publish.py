@@ -18,6 +18,8 @@ from .snapshot import SNAPSHOTS, build_snapshot, snapshot_name
 REPORT_FILE = "report.json"
 BENCHMARK_FILE = "benchmark.json"
 HISTORY_FILE = "history.jsonl"
+ARCHIVE = "archive"  # archive/<digest hex>.json: the report each history row names, so any two runs compare
+ARCHIVE_KEEP = 100
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -47,9 +49,11 @@ def publish(folder: str | Path, spec: Spec, trials: Sequence[Record], grades: Se
     # skill-creator's iteration history: a run that changed results adds an iteration, one that did not, nothing.
     earlier = read_json(base / BENCHMARK_FILE, schema=BENCHMARK)
     write_benchmark(base / BENCHMARK_FILE, with_history(earlier, benchmark_json(spec, trials, grades, timestamp=now)))
-    appended = append_history(base / HISTORY_FILE, history_row(report, ts=now))
+    row = history_row(report, ts=now)
+    appended = append_history(base / HISTORY_FILE, row)
     snapshot = None
     if appended:
+        _archive(base / ARCHIVE, row["digest"], report)
         # caliper's per-run result snapshot, on history's rule: a run that changed nothing adds nothing. After the
         # history row, so a row never names a report whose inputs are not also snapshotted by a later run.
         try:
@@ -61,3 +65,19 @@ def publish(folder: str | Path, spec: Spec, trials: Sequence[Record], grades: Se
             write_snapshot(snapshot, data)
     return Published(report=report, previous=previous, comparison=compare(previous, report), appended=appended,
                      snapshot=snapshot)
+
+
+def _archive(folder: Path, digest: str, report: dict[str, Any]) -> None:
+    """Keep the report a history row names (history.jsonl holds only its digest), the newest ARCHIVE_KEEP of them:
+    the viewer compares any two runs from them."""
+    import orjson
+
+    from .. import atomic
+
+    path = folder / f"{digest.removeprefix('sha256:')}.json"
+    if path.exists():
+        return
+    atomic.write_bytes(path, orjson.dumps(report), durable=False)
+    copies = sorted(folder.glob("*.json"), key=lambda p: p.stat().st_mtime)
+    for old in copies[:-ARCHIVE_KEEP]:
+        old.unlink(missing_ok=True)

@@ -55,11 +55,11 @@ def trial_reasons(source: data.Source, before: Mapping[str, Any], after: Mapping
     if old.get("key_version") != new.get("key_version"):
         reasons.append(f"key_version {old.get('key_version')} → {new.get('key_version')}")
     if old.get("skill") != new.get("skill"):
-        reasons.extend(explain._skill_diff(_load(source, old.get("skill")), _load(source, new.get("skill"))))
+        reasons.extend(explain.skill_diff(_load(source, old.get("skill")), _load(source, new.get("skill"))))
     if old.get("run") != new.get("run"):
-        reasons.extend(explain._run_diff(_load(source, old.get("run")), _load(source, new.get("run"))))
+        reasons.extend(explain.run_diff(_load(source, old.get("run")), _load(source, new.get("run"))))
     if old.get("agent") != new.get("agent"):
-        reasons.extend(explain._fields_diff(_load(source, old.get("agent")), _load(source, new.get("agent")),
+        reasons.extend(explain.fields_diff(_load(source, old.get("agent")), _load(source, new.get("agent")),
                                             "agent setting"))
     if not reasons and before.get("key") != after.get("key"):
         reasons.append("resampled" if old == new else "inputs changed")
@@ -72,10 +72,10 @@ def grade_reasons(source: data.Source, before: Mapping[str, Any], after: Mapping
     if old.get("outputs") != new.get("outputs"):
         reasons.append("the trial's outputs changed")
     if old.get("grade") != new.get("grade"):
-        reasons.extend(explain._fields_diff(_load(source, old.get("grade")), _load(source, new.get("grade")),
+        reasons.extend(explain.fields_diff(_load(source, old.get("grade")), _load(source, new.get("grade")),
                                             "grading field"))
     if old.get("judge") != new.get("judge"):
-        reasons.extend(explain._fields_diff(_load(source, old.get("judge")), _load(source, new.get("judge")),
+        reasons.extend(explain.fields_diff(_load(source, old.get("judge")), _load(source, new.get("judge")),
                                             "judge setting"))
     return reasons
 

@@ -191,8 +191,13 @@ def test_two_runs_compare_with_explain_reasons(tmp_path: Path) -> None:
     first_row["trial_keys"] = [old["key"]]
     record["inputs"]["skill"] = skill
     built2.store.action_path(record["key"]).write_bytes(orjson.dumps(record))
-    (built.state / "reports" / "spec" / "archive").mkdir(exist_ok=True)
+    import shutil
+
     from skillmake.results.report import report_digest
+
+    # Only the hand-made first run is kept (each run archives its own report: drop those copies).
+    shutil.rmtree(built.state / "reports" / "spec" / "archive", ignore_errors=True)
+    (built.state / "reports" / "spec" / "archive").mkdir()
 
     (built.state / "reports" / "spec" / "archive" / f"{report_digest(first)[7:]}.json").write_bytes(orjson.dumps(first))
     history = built.state / "reports" / "spec" / "history.jsonl"
