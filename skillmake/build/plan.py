@@ -6,6 +6,7 @@ so doit's per-task inspect.signature cost is avoided), and `explain` reads the s
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -84,7 +85,26 @@ class SpecPlan:
         keys = {i.name: (i.tkey.key, i.grade_key) for i in self.items}
         # A spec without trigger tests keeps the inputs digest it had before they existed.
         keys.update({f"trigger:{t.name}": (t.tkey.key, t.tkey.key) for t in self.triggers})
-        return report_inputs(keys, labels=labels_digest(self.spec))
+        return report_inputs(keys, labels=settings_digest(self.spec))
+
+
+def settings_digest(spec: Spec) -> str | None:
+    """What a report shows or decides that no key holds: labels (checkout.labels_digest), the thresholds, the
+    required cases and the trigger threshold. Editing one re-renders the report (and may turn its verdict) without
+    running or grading anything; None when a spec sets none of them."""
+    parts: dict[str, Any] = {}
+    labels = labels_digest(spec)
+    if labels is not None:
+        parts["labels"] = labels
+    gates = {k: v for k, v in dataclasses.asdict(spec.thresholds).items() if v is not None}
+    if gates:
+        parts["thresholds"] = gates
+    required = [c.id for c in spec.cases if c.required]
+    if required:
+        parts["required"] = required
+    if spec.trigger_tests is not None:
+        parts["trigger_threshold"] = spec.trigger_tests.threshold
+    return digest_json(parts) if parts else None
 
 
 def report_inputs(keys: dict[str, tuple[str, str | None]], *, labels: str | None = None) -> str | None:

@@ -177,3 +177,18 @@ def test_skill_creators_trigger_eval_set_runs_and_evas_triggering_says_why_it_ca
     assert eva["skipped"].startswith("the skill is a prompt file, which no agent installs or activates")
     assert "not run — the skill is a prompt file" in rendered.out
     assert run.code == 1  # the cases' trials did not run (--tag trigger), so they have no grade
+
+
+def test_more_runs_draw_only_the_new_samples_and_a_threshold_only_recounts(tmp_path: Path) -> None:
+    project, env = _project(tmp_path)
+    assert _run(project, tmp_path, env)[1] == 8
+    project.replace("kids.eval.yaml", "runs: 2", "runs: 3")
+    run, calls = _run(project, tmp_path, env)
+    assert (run.code, calls) == (0, 4)  # one more run of each of the 4 queries
+    project.replace("kids.eval.yaml", "runs: 3", "runs: 3\n  threshold: 0.9")
+    run, calls = _run(project, tmp_path, env)
+    assert (run.code, calls) == (0, 0)
+    assert _report(project)["triggers"]["threshold"] == 0.9
+    project.replace("kids.eval.yaml", "runs: 3", "runs: 1")
+    run, calls = _run(project, tmp_path, env)
+    assert calls == 0 and all(q["runs"] == 1 for q in _report(project)["triggers"]["queries"])
