@@ -36,7 +36,10 @@ def judge_part(spec: Spec, case: Case) -> Part:
         return part({})
     from .judges import judge_key
 
-    return part(judge_key(spec, case))
+    key = judge_key(spec, case)
+    if spec.judge.temperature is not None:  # only when set: every grade key made without one stays valid
+        key["temperature"] = spec.judge.temperature
+    return part(key)
 
 
 def reads_workspace(case: Case) -> bool:

@@ -190,7 +190,7 @@ def apply(spec: Spec, settings: Mapping[str, Setting], config: Config) -> Spec:
     if timeout.source in (COMMAND_LINE, ENVIRONMENT):  # beats the cases' own timeouts too: they are the spec's
         cases = tuple(replace(c, timeout=None) if c.timeout is not None else c for c in cases)
     judge = JudgeConfig(provider=settings["judge_provider"].value, model=settings["judge_model"].value,
-                        pass_threshold=spec.judge.pass_threshold)
+                        pass_threshold=spec.judge.pass_threshold, temperature=spec.judge.temperature)
     return replace(spec, trials=settings["trials"].value, timeout=float(timeout.value), cases=cases,
                    agent=agent_of(spec.agent), arms=_arms(spec, agent_of),
                    judge=judge)

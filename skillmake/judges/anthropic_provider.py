@@ -36,17 +36,21 @@ def complete(request: JudgeRequest, endpoint: Endpoint) -> ProviderReply:
     # reply is still read leniently (see verdict.py), since a model or gateway without it answers loosely.
     tool: dict[str, Any] = {"name": TOOL_NAME, "description": "Record the verdict. Call this exactly once.",
                             "input_schema": request.schema, "strict": True}
+    # The 2.x SDK has no sampling parameters, so a temperature the spec sets (judge.temperature) goes in the body;
+    # a model that rejects it answers 400, a judge error naming the setting.
+    extra: dict[str, Any] = {} if request.temperature is None else {"extra_body": {"temperature": request.temperature}}
 
     def attempt(timeout: float) -> Any:
         try:
-            # No temperature: the 2.x SDK dropped sampling parameters and current models reject them.
-            # Thinking is disabled explicitly because a forced tool_choice is refused while it is on
+            # No temperature unless the spec sets one: the 2.x SDK dropped sampling parameters and current models
+            # may reject them. Thinking is disabled explicitly because a forced tool_choice is refused while it is on
             # (and it is on by default on the newest models).
             message = create(
                 model=endpoint.model, max_tokens=request.max_tokens, system=request.system,
                 messages=[{"role": "user", "content": request.user}],
                 tools=[tool],
-                tool_choice={"type": "tool", "name": TOOL_NAME}, thinking={"type": "disabled"}, timeout=timeout)
+                tool_choice={"type": "tool", "name": TOOL_NAME}, thinking={"type": "disabled"}, timeout=timeout,
+                **extra)
         except anthropic.APIStatusError as err:
             text = f"Anthropic API answered HTTP {err.status_code}: {brief(err.message, secrets)}"
             if err.status_code == 400 and tool.get("strict") and _STRICT_REFUSED.search(str(err.message)):
@@ -54,7 +58,7 @@ def complete(request: JudgeRequest, endpoint: Endpoint) -> ProviderReply:
                 raise TransientError(text, retry_after=0.0) from err
             if err.status_code in _RETRY_STATUS:
                 raise TransientError(text, retry_after=retry_after(err.response.headers)) from err
-            raise JudgeCallError(text + _hint(err.status_code)) from err
+            raise JudgeCallError(text + _hint(err.status_code, request.temperature)) from err
         except anthropic.APIConnectionError as err:  # includes timeouts
             raise TransientError(f"cannot reach the Anthropic API at {client.base_url}: {brief(err, secrets)}") from err
         except (anthropic.APIResponseValidationError, ValueError) as err:  # a 200 whose body is not a message
@@ -115,9 +119,12 @@ def retry_after(headers: Any) -> float | None:
     return None
 
 
-def _hint(status: int) -> str:
+def _hint(status: int, temperature: float | None = None) -> str:
     if status in (401, 403):
         return "; check ANTHROPIC_API_KEY (and ANTHROPIC_BASE_URL)"
     if status == 404:
         return "; check the judge model name (judge.model) and ANTHROPIC_BASE_URL"
+    if temperature is not None:
+        return "; check the judge settings (judge.model, judge.provider, judge.temperature: remove it if the model " \
+               "takes none)"
     return "; check the judge settings (judge.model, judge.provider)"

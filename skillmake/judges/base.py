@@ -35,6 +35,7 @@ class JudgeRequest:
     user: str
     schema: dict[str, Any]  # the record_verdict tool's input schema (also the OpenAI response format)
     max_tokens: int = 8192  # a ceiling, not a spend: thinking models need headroom before the tool call
+    temperature: float | None = None  # the spec's judge.temperature; None: the provider's own choice
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -32,7 +32,9 @@ def complete(request: JudgeRequest, endpoint: Endpoint) -> ProviderReply:
         raise JudgeCallError(f"cannot create the OpenAI client for the judge: {brief(err, secrets)}; "
                              "set OPENAI_API_KEY", requests=0) from err
     create: Any = client.chat.completions.create  # typed loosely: the schema is a plain dict built at run time
-    extra: dict[str, Any] = {} if _NO_TEMPERATURE.match(endpoint.model) else {"temperature": 0}
+    # The spec's judge.temperature is sent as written, whatever the model; without one, 0 where the model takes it.
+    extra: dict[str, Any] = ({"temperature": request.temperature} if request.temperature is not None
+                             else {} if _NO_TEMPERATURE.match(endpoint.model) else {"temperature": 0})
     response_format = {"type": "json_schema",
                        "json_schema": {"name": TOOL_NAME, "schema": request.schema, "strict": True}}
 
@@ -47,7 +49,7 @@ def complete(request: JudgeRequest, endpoint: Endpoint) -> ProviderReply:
             text = f"OpenAI API answered HTTP {err.status_code}: {brief(err.message, secrets)}"
             if err.status_code in _RETRY_STATUS:
                 raise TransientError(text, retry_after=retry_after(err.response.headers)) from err
-            raise JudgeCallError(text + _hint(err.status_code)) from err
+            raise JudgeCallError(text + _hint(err.status_code, request.temperature)) from err
         except openai.APIConnectionError as err:  # includes timeouts
             raise TransientError(f"cannot reach the OpenAI API at {client.base_url}: {brief(err, secrets)}") from err
         except (openai.APIResponseValidationError, ValueError) as err:  # a 200 whose body is not a completion
@@ -99,9 +101,12 @@ def _usage(completion: Any, model: str, attempts: int) -> Usage:
                  requests=attempts)
 
 
-def _hint(status: int) -> str:
+def _hint(status: int, temperature: float | None = None) -> str:
     if status in (401, 403):
         return "; check OPENAI_API_KEY (and OPENAI_BASE_URL)"
     if status == 404:
         return "; check the judge model name (judge.model) and OPENAI_BASE_URL"
+    if temperature is not None:
+        return "; check the judge settings (judge.model, judge.provider, judge.temperature: reasoning models " \
+               "(gpt-5, o-series) take none)"
     return "; check the judge settings (judge.model, judge.provider)"

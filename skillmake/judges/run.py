@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
@@ -36,6 +37,8 @@ def judge_case(spec: Spec, case: Case, *, output: str, files: Mapping[str, bytes
     usage = Usage()
     for judge in judges:
         request = judge.request(spec, case, shown)
+        if spec.judge.temperature is not None:
+            request = dataclasses.replace(request, temperature=spec.judge.temperature)
         try:
             reply = _PROVIDERS[target.provider](request, target)
         except JudgeCallError as err:
