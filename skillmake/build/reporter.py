@@ -152,11 +152,9 @@ class SkillmakeReporter:
         quiet = not any(self.ran.get(kind) for kind in (*COUNTED, "report"))
         if quiet and not self.failures:
             if trials_ok or grades_ok or triggers_ok:
-                also = f" and {triggers_ok} trigger trials" if triggers_ok else ""
-                self._line(f"skillmake: nothing stale — {trials_ok} trials, {grades_ok} grades{also} up to date "
-                           f"({elapsed:.2f}s)" if also else
-                           f"skillmake: nothing stale — {trials_ok} trials and {grades_ok} grades up to date "
-                           f"({elapsed:.2f}s)")
+                what = (f"{trials_ok} trials, {grades_ok} grades and {triggers_ok} trigger trials" if triggers_ok
+                        else f"{trials_ok} trials and {grades_ok} grades")
+                self._line(f"skillmake: nothing stale — {what} up to date ({elapsed:.2f}s)")
             return
         parts = [f"ran {trials_ran} trials{self._requests('trial')} and {grades_ran} grades"
                  f"{self._requests('grade')}"]

@@ -1,6 +1,7 @@
 """Trigger tests through the real `skillmake` front end and doit, with a stand-in `claude` (trigger_fakes.py) that
 picks a skill the way a model would have to: from the names and descriptions installed in the workspace. Every
-call is logged, so the tests count agent calls exactly. The real CLI against the fake API: tests/e2e/test_triggers_claude_cli.py.
+call is logged, so the tests count agent calls exactly. The real CLI against the fake API:
+tests/e2e/test_triggers_claude_cli.py.
 """
 
 from __future__ import annotations

@@ -1,0 +1,54 @@
+"""A's win rate over the judged pairs, ties counted as half a win, with a Wilson score interval.
+
+stats.py has no interval; this one lives here, beside its only user, so stats.py's mutation pins stay complete.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+Z95 = 1.959963984540054  # the two-sided 95% normal quantile
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WinRate:
+    a_wins: int
+    b_wins: int
+    ties: int
+    rate: float | None  # (a_wins + ties / 2) / pairs; None with no judged pair
+    low: float | None  # the 95% Wilson interval around `rate`
+    high: float | None
+
+    @property
+    def pairs(self) -> int:
+        return self.a_wins + self.b_wins + self.ties
+
+
+def win_rate(a_wins: int, b_wins: int, ties: int, *, z: float = Z95) -> WinRate:
+    """A's win rate = (A wins + ties / 2) / (A wins + B wins + ties), and its Wilson score interval.
+
+    Ties count as half a win for each side, so a judge that cannot tell the two apart gives 0.5. The interval
+    treats the score as a proportion over the pairs (Wilson 1927); trials of one case share a prompt, so with
+    several trials per case it is somewhat narrower than the truth."""
+    for name, count in (("a_wins", a_wins), ("b_wins", b_wins), ("ties", ties)):
+        if count < 0:
+            raise ValueError(f"{name} must not be negative, got {count}")
+    n = a_wins + b_wins + ties
+    if n == 0:
+        return WinRate(a_wins=0, b_wins=0, ties=0, rate=None, low=None, high=None)
+    rate = (a_wins + ties / 2) / n
+    low, high = wilson(rate, n, z=z)
+    return WinRate(a_wins=a_wins, b_wins=b_wins, ties=ties, rate=rate, low=low, high=high)
+
+
+def wilson(p: float, n: int, *, z: float = Z95) -> tuple[float, float]:
+    """The Wilson score interval of a proportion `p` observed over `n` trials, clipped to [0, 1]."""
+    if n <= 0:
+        raise ValueError(f"n must be at least 1, got {n}")
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"p must be in [0, 1], got {p}")
+    z2 = z * z
+    centre = (p + z2 / (2 * n)) / (1 + z2 / n)
+    half = z * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / (1 + z2 / n)
+    return max(0.0, centre - half), min(1.0, centre + half)
