@@ -96,7 +96,8 @@ def build_and_write(project: Project, plan: SpecPlan, *, evaluated: bool = True)
         # Before the stamp: if the row cannot be written, the report is not up to date and the next run adds it.
         append_eva_row(eva_history_path(plan.spec.path), eva_row(report, ts=now))
     inputs = report_inputs(keys, labels=settings_digest(plan.spec))
-    atomic.write_bytes(folder / STAMP, orjson.dumps({"inputs": inputs, "passed": verdict["passed"], "problems": problems}))
+    stamp = {"inputs": inputs, "passed": verdict["passed"], "problems": problems}
+    atomic.write_bytes(folder / STAMP, orjson.dumps(stamp))
     previous = {plan.spec.name: published.previous} if published.previous else None
     write_line(sys.stdout, render_summary([report], previous=previous, run_id=run_id))
     freshness = _freshness(plan, cells, run_id)
