@@ -122,7 +122,7 @@ def parse(argv: Sequence[str], *, doit_commands: Callable[[], Mapping[str, tuple
 
     `doit_commands()` gives doit's commands and their options (called only when the command is not ours,
     so `skillmake validate` never imports doit)."""
-    values, rest = _parse(list(argv), GLOBAL, keep_unknown=True)
+    values, rest = parse_options(list(argv), GLOBAL, keep_unknown=True)
     base: dict[str, Any] = {"root": values.get("root"), "help": bool(values.get("help")),
                             "version": bool(values.get("version")),
                             "color": True if values.get("color") else False if values.get("no_color") else None}
@@ -132,7 +132,7 @@ def parse(argv: Sequence[str], *, doit_commands: Callable[[], Mapping[str, tuple
     if word in OWN_COMMANDS and word != "explain":
         return Invocation(command=word, args=tuple(rest[1:]), **base)
     if word == "explain":
-        values, positional = _parse(rest[1:], SELECT + OVERRIDES + CALIPER_EXPLAIN + EXPLAIN,
+        values, positional = parse_options(rest[1:], SELECT + OVERRIDES + CALIPER_EXPLAIN + EXPLAIN,
                                      command="explain")
         fmt = values.get("format", "text")
         if fmt not in ("text", "json"):
@@ -141,13 +141,13 @@ def parse(argv: Sequence[str], *, doit_commands: Callable[[], Mapping[str, tuple
                           **_run_fields(values), **base)
     commands = doit_commands()
     if word is not None and word in commands and word != "run":
-        values, positional = _parse(rest[1:], commands[word], command=word)
+        values, positional = parse_options(rest[1:], commands[word], command=word)
         return Invocation(command=word, doit_args=(word, *values["doit"], *positional), targets=tuple(positional),
                           **base)
     words = rest[1:] if word == "run" else rest
     # caliper's flags before doit's: its `--output` is caliper's results file, doit's own is `-o`/`--output-file`.
     table = SELECT + OVERRIDES + OUTPUT + CALIPER + tuple(commands.get("run", ()))
-    values, positional = _parse(words, table, command="run")
+    values, positional = parse_options(words, table, command="run")
     doit = list(values["doit"])
     fields = _run_fields(values)
     if fields["jobs"] is not None and not any(t in ("-n", "--process") or t.startswith("--process=") for t in doit):
@@ -198,7 +198,7 @@ def _run_fields(values: dict[str, Any]) -> dict[str, Any]:
             "baseline": bool(values.get("baseline"))}
 
 
-def _parse(tokens: list[str], table: Sequence[Opt], *, keep_unknown: bool = False,
+def parse_options(tokens: list[str], table: Sequence[Opt], *, keep_unknown: bool = False,
            command: str = "run") -> tuple[dict[str, Any], list[str]]:
     """getopt with options anywhere (gnu style): returns ({dest: value, "doit": [tokens]}, positional words).
 

@@ -86,7 +86,7 @@ def main(args: list[str]) -> int:
 
 def parse(args: list[str]) -> Options | None:
     """The command line as Options; None for --help. UsageError (with a did-you-mean) for anything wrong."""
-    values, positional = cmdline._parse(list(args), OPTIONS, command="compare")
+    values, positional = cmdline.parse_options(list(args), OPTIONS, command="compare")
     if values.get("help"):
         return None
     if values.get("against") is not None and values.get("previous"):
