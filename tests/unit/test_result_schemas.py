@@ -10,7 +10,8 @@ from jsonschema import Draft7Validator
 
 REPO = Path(__file__).resolve().parents[2]
 NAMES = ("report", "benchmark", "grading", "timing", "history", "trial-record", "grade-record", "eval-metadata",
-         "eva-history", "promotion", "snapshot", "run-output", "feedback", "comparison", "comparison-record")
+         "eva-history", "promotion", "snapshot", "run-output", "feedback", "comparison", "comparison-record",
+         "judge-noise", "rejudge-record")
 EXAMPLES = REPO / "tests" / "data" / "schemas"
 
 
