@@ -130,7 +130,8 @@ def test_explain_json_and_run_settings(project: Project) -> None:
     assert run.code == 0, run.err
     payload = json.loads(run.out)
     assert set(payload) == {"version", "stale", "would_run", "reused", "overrides", "blocked", "invalid"}
-    assert payload["would_run"] == {"trials": 18, "grades": 18, "judge_calls": 0, "cost_usd": 0.0}
+    assert payload["would_run"] == {"trials": 18, "grades": 18, "judge_calls": 0, "trigger_trials": 0,
+                                    "cost_usd": 0.0}
     assert payload["stale"][0] == {"task": "trial:beta/four/with_skill/0", "kind": "trial",
                                    "cell": "beta/four/with_skill/0", "reasons": ["new"]}
     assert payload["overrides"] == ["trials: 3 (command line)"]
