@@ -42,6 +42,8 @@ class _Parser(argparse.ArgumentParser):
     """argparse that raises a UsageError (exit 3, one line, a did-you-mean) instead of exiting 2."""
 
     def error(self, message: str) -> Any:  # argparse's hook; never returns
+        if message.startswith("the following arguments are required"):  # argparse also names the optional SPEC
+            message = "say how many more times to judge each stored output: skillmake rejudge N [SPEC…]"
         raise UsageError(f"rejudge: {message}", hint=USAGE)
 
 

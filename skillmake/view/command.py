@@ -5,17 +5,34 @@ from __future__ import annotations
 import argparse
 import sys
 import webbrowser
+from typing import Any
 
 from ..console import write_line
-from ..errors import EXIT_OK, EXIT_USAGE, SkillmakeError
+from ..errors import EXIT_OK, EXIT_USAGE, SkillmakeError, UsageError
 from . import data
 from .server import ViewServer
 from .site import export
 
+USAGE = "usage: skillmake view [SPEC…] [--port N] [--open | --no-open] [--export DIR]"
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that raises a UsageError (one line, the usage as the hint, a did-you-mean) instead of exiting 2."""
+
+    def error(self, message: str) -> Any:  # argparse's hook; never returns
+        import difflib
+
+        if message.startswith("unrecognized arguments: "):
+            word = message.split(": ", 1)[1].split()[0]
+            close = difflib.get_close_matches(word, [o for o in self._option_string_actions if o.startswith("--")],
+                                              n=1, cutoff=0.6)
+            message = f"unknown option {word}" + (f"; did you mean {close[0]}?" if close else "")
+        raise UsageError(message, hint=USAGE)
+
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="skillmake view",
+    parser = _Parser(
+        prog="skillmake view", allow_abbrev=False,
         description="Browse results — outputs side by side, transcripts, checks, history — and write feedback. "
                     "Serves on 127.0.0.1 only; Ctrl-C stops it.",
         epilog="every command also takes --root DIR, --color and --no-color")
@@ -39,8 +56,11 @@ def _say(text: str, *, err: bool = False) -> None:
 def main(args: list[str]) -> int:
     try:
         opts = _parser().parse_args(args)
-    except SystemExit as exc:
+    except SystemExit as exc:  # --help printed
         return EXIT_OK if exc.code == 0 else EXIT_USAGE
+    except UsageError as exc:
+        _say(f"skillmake view: {exc.render()}", err=True)
+        return EXIT_USAGE
     if not 0 <= opts.port <= 65535:
         _say(f"skillmake view: --port {opts.port} is not a port (0-65535; 0 picks a free one)", err=True)
         return EXIT_USAGE
@@ -75,6 +95,11 @@ def main(args: list[str]) -> int:
              "  hint: pick another --port, or leave it out for a free one", err=True)
         return EXIT_USAGE
     shown = len(data.spec_names(source))
+    if not shown:
+        names = ", ".join(s.name for s in project.specs) or "none"
+        _say(f"skillmake view: no spec has results yet (specs: {names})\n  hint: run `skillmake` first", err=True)
+        server.server_close()
+        return EXIT_USAGE
     _say(f"skillmake view: {shown} spec(s) at {server.url}  (feedback is saved to "
          f".skillmake/reports/<spec>/feedback.json; Ctrl-C stops)")
     if opts.open or (opts.open is None and sys.stdout.isatty()):
@@ -82,7 +107,7 @@ def main(args: list[str]) -> int:
     try:
         server.serve_forever(poll_interval=0.2)
     except KeyboardInterrupt:
-        pass
+        _say("skillmake view: stopped")
     finally:
         server.server_close()
     return EXIT_OK
