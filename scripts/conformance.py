@@ -199,8 +199,10 @@ FORMATS: dict[str, tuple[Row, ...]] = {
             CA_U + "test_caliper_files_are_told_apart_by_content"),
         row("`skill.path`", "supported", "→ `skill` (`./SKILL.md` → its folder; the spec inside it is not part of "
             "the skill)", CA_U + "test_every_field_is_translated"),
-        row("`skill.path` omitted (a bare agent)", "gap", "the model needs a skill: a located error says so",
-            CA_U + "test_no_skill_path_is_refused_with_a_located_error_until_the_model_allows_it"),
+        row("`skill.path` omitted (a bare agent)", "supported", "→ `skill: null`: the agent runs the tasks alone, keyed "
+            "as its own baseline (so `--baseline` costs nothing)",
+            CA_U + "test_no_skill_path_is_the_bare_agent_keyed_as_its_baseline",
+            CA_F + "test_a_spec_without_skill_path_runs_the_bare_agent_and_its_baseline_costs_nothing"),
         row("`skill.backend` (claude-code, codex, claude-api, openai-api, aliases), default claude-code", "supported",
             "→ `agent.kind`", CA_U + "test_backend_names_and_aliases",
             CA_U + "test_backends_default_to_claude_code_as_in_caliper"),

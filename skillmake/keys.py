@@ -73,7 +73,7 @@ class KeyMaker:
         if case.cleanup:  # it runs before the workspace is kept, and python checks read that workspace
             fragment["cleanup"] = case.cleanup
         if arm.agent.kind in API_AGENTS:
-            skill = spec.skill if arm.skill else None
+            skill = spec.skill if arm.skill and spec.skill.present else None
             fragment["system_prompt"] = resolve_system_prompt(spec, skill, self.root)
         elif spec.system_prompt is not None:
             fragment["system_prompt"] = spec.system_prompt
@@ -87,7 +87,7 @@ class KeyMaker:
         return cached
 
     def trial_key(self, spec: Spec, case: Case, arm: Arm, k: int) -> TrialKey:
-        skill = self.skill_part(spec) if arm.skill else None
+        skill = self.skill_part(spec) if arm.skill and spec.skill.present else None
         memo = (spec.path, case.index, arm.name)
         run = self._run_parts.get(memo)
         if run is None:

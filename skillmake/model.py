@@ -195,8 +195,15 @@ class Skill:
     """The thing under test: a SKILL.md folder or a command .md file."""
 
     name: str
-    path: str  # absolute
-    kind: str  # "folder" | "command" | "prompt" (a prompt file, e.g. eva's prompt.xml: hashed, not installed)
+    path: str  # absolute (for "none": the spec's own path)
+    # "folder" | "command" | "prompt" (a prompt file, e.g. eva's prompt.xml: hashed, not installed) | "none" (no
+    # skill: the agent runs the cases alone, as caliper does for a spec without skill.path)
+    kind: str
+
+    @property
+    def present(self) -> bool:
+        """Whether there is a skill at all; an arm "with" no skill runs (and is keyed) exactly as without it."""
+        return self.kind != "none"
 
     @property
     def skill_md(self) -> str:

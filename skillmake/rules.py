@@ -84,6 +84,8 @@ class Rules:
         skill = self._str(data.get("skill"), "/skill")
         if skill is not None:
             self.skill = self._skill(skill)
+        elif "skill" in data and data["skill"] is None and self.clean("/skill"):
+            self.skill = Skill(name="none", path=self.path, kind="none")
         self._variants()
         for i, pattern in enumerate(_list(_dict(data.get("sandbox")).get("forbidden_files"))):
             pointer = f"/sandbox/forbidden_files/{i}"

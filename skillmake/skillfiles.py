@@ -29,6 +29,8 @@ def file_digest(path: str) -> str:
 
 def manifest(skill: Skill) -> dict[str, Any]:
     """Every file of the skill (relative path → content digest); paths are relative so moves don't matter."""
+    if skill.kind == "none":
+        return {"kind": "none", "files": {}}
     if skill.kind in ("command", "prompt"):
         return {"kind": skill.kind, "files": {os.path.basename(skill.path): file_digest(skill.path)}}
     files: dict[str, str] = {}

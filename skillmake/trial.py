@@ -125,7 +125,7 @@ def _run(project: Project, spec: Spec, case: Case, arm: Arm, k: int, tkey: Trial
 def run_in(project: Project, spec: Spec, case: Case, arm: Arm, k: int, tkey: TrialKey, tdir: TrialDir,
             run_id: str, *, replacing: dict[str, Any] | None = None) -> dict[str, Any]:
     store = project.store
-    skill = spec.skill if arm.skill else None
+    skill = spec.skill if arm.skill and spec.skill.present else None
     timeout = timeout_of(spec, case)
     env = clean_env(tdir.home, extra_path=spec.extra_path, spec_folder=spec.folder)
     started = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")

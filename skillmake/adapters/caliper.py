@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..errors import SpecError, SpecErrors
 from ..source import Source
 from . import Translation
 
@@ -44,17 +43,9 @@ class CaliperAdapter:
     def translate(self, src: Source, *, path: str, root: str) -> Translation:
         seed: dict[str, Any] = src.data
         skill = seed.get("skill") or {}
-        if "path" not in skill:
-            # The native model always names a skill (Spec.skill); caliper's bare-agent run has no twin yet.
-            raise SpecErrors([SpecError(
-                "this caliper spec has no skill.path (caliper runs the bare agent); skillmake needs a skill to test",
-                loc=src.locate("/skill", key=True),
-                hint="add skill.path: the SKILL.md under test (a run with no skill has no skillmake equivalent "
-                     "yet; a native spec's `baseline: true` runs every case without the skill beside it)")])
-        # No trials or timeout: caliper's --k and --timeout are run options, as skillmake's --trials and --timeout
-        # (and the project config's trials/timeout) are.
-        data: dict[str, Any] = {"skill": skill["path"]}
-        origin: dict[str, str] = {"/skill": "/skill/path", "/agent": "/skill"}
+        # No skill.path: caliper runs the bare agent, and so does skillmake (`skill: null`, docs/formats.md).
+        data: dict[str, Any] = {"skill": skill.get("path")}
+        origin: dict[str, str] = {"/skill": "/skill/path" if "path" in skill else "/skill", "/agent": "/skill"}
         agent: dict[str, Any] = {"kind": AGENT_KINDS[skill.get("backend", DEFAULT_BACKEND)]}
         origin["/agent/kind"] = "/skill/backend" if "backend" in skill else "/skill"
         if "model" in skill:

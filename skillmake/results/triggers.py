@@ -31,6 +31,8 @@ def skip_reason(spec: Spec) -> str | None:
     tests = spec.trigger_tests
     if tests is None:
         return None
+    if not spec.skill.present:
+        return "the spec has no skill, so there is nothing to activate"
     if spec.skill.kind == "prompt":
         return ("the skill is a prompt file, which no agent installs or activates (eva asks a judge model instead; "
                 "skillmake measures real activations of SKILL.md folders and command files)")

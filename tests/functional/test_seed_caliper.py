@@ -141,3 +141,25 @@ def test_invalid_caliper_spec_reports_exact_errors(spec: Path) -> None:
     assert "Traceback" not in done.stderr
     assert done.returncode == 2, done.stderr
     assert done.stderr == expected_path(spec).read_text(encoding="utf-8")
+
+
+def test_a_spec_without_skill_path_runs_the_bare_agent_and_its_baseline_costs_nothing(tmp_path: Path) -> None:
+    """caliper runs the bare agent when skill.path is left out; so does skillmake, and --baseline (the same run
+    without a skill) shares its trials."""
+    root = tmp_path / "proj"
+    spec = ("skill:\n  backend: codex\n  model: gpt-5.4\n"
+            "tasks:\n  - {name: sum, prompt: what is 2 + 2, assert: \"assert '4' in output or 'five' in output\"}\n")
+    p = Project.empty(root, {"skillmake.toml": "trials = 2\n", "bare.eval.yaml": spec})
+    fake = p.write("fake_codex.py", FAKE_CODEX.format(python=sys.executable, log=str(root / "calls.log"),
+                                                      judge_log=str(root / "judge.log")))
+    fake.chmod(0o755)
+    env = {"SKILLMAKE_CODEX": str(fake), "OPENAI_API_KEY": "sk-fake", "OPENAI_BASE_URL": "http://127.0.0.1:9/v1"}
+    first = p.run(env=env)
+    assert first.code == 0, first.out + first.err
+    assert p.calls() == ["without what is 2 + 2"] * 2  # no skill installed in either trial
+    report = json.loads((root / ".skillmake/reports/bare/report.json").read_text())
+    assert report["spec"]["skill"] == "none"
+    baseline = p.run("--baseline", env=env)
+    assert baseline.code == 0, baseline.out + baseline.err
+    assert len(p.calls()) == 2  # the without_skill arm's trials are the same runs: reused
+    assert p.run("validate", env=env).code == 0

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -152,9 +153,17 @@ def test_a_missing_skill_file_is_at_skill_path(tmp_path: Path) -> None:
     assert errors[0].startswith("s.eval.yaml:2:9 /skill/path: skill './nope/SKILL.md' does not exist")
 
 
-def test_no_skill_path_is_refused_with_a_located_error_until_the_model_allows_it(tmp_path: Path) -> None:
-    errors = _errors(tmp_path, "skill:\n  backend: codex\ntasks: [{name: a, prompt: p, expect: e}]\n")
-    assert len(errors) == 1 and errors[0].startswith("s.eval.yaml:1:1 /skill: this caliper spec has no skill.path")
+def test_no_skill_path_is_the_bare_agent_keyed_as_its_baseline(tmp_path: Path) -> None:
+    path = tmp_path / "s.eval.yaml"
+    path.write_text("skill:\n  backend: codex\ntasks: [{name: a, prompt: p, expect: e}]\n")
+    spec = load_spec(str(path), root=str(tmp_path))
+    assert (spec.skill.kind, spec.skill.present, spec.skill.name) == ("none", False, "none")
+    keys = KeyMaker(str(tmp_path))
+    with_arm = spec.arms[0]
+    without = dataclasses.replace(with_arm, name="without_skill", skill=False)
+    # "with" no skill runs exactly as without it: one key, so caliper's --baseline costs no extra trial.
+    assert keys.trial_key(spec, spec.cases[0], with_arm, 0).key == keys.trial_key(spec, spec.cases[0], without, 0).key
+    assert keys.trial_key(spec, spec.cases[0], with_arm, 0).skill is None
 
 
 def test_notes_name_what_has_no_native_twin(tmp_path: Path) -> None:
