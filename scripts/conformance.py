@@ -199,8 +199,8 @@ FORMATS: dict[str, tuple[Row, ...]] = {
             CA_U + "test_caliper_files_are_told_apart_by_content"),
         row("`skill.path`", "supported", "→ `skill` (`./SKILL.md` → its folder; the spec inside it is not part of "
             "the skill)", CA_U + "test_every_field_is_translated"),
-        row("`skill.path` omitted (a bare agent)", "supported", "→ `skill: null`: the agent runs the tasks alone, keyed "
-            "as its own baseline (so `--baseline` costs nothing)",
+        row("`skill.path` omitted (a bare agent)", "supported",
+            "→ `skill: null`: the agent runs the tasks alone, keyed as its own baseline (so `--baseline` costs nothing)",
             CA_U + "test_no_skill_path_is_the_bare_agent_keyed_as_its_baseline",
             CA_F + "test_a_spec_without_skill_path_runs_the_bare_agent_and_its_baseline_costs_nothing"),
         row("`skill.backend` (claude-code, codex, claude-api, openai-api, aliases), default claude-code", "supported",
@@ -240,9 +240,11 @@ FORMATS: dict[str, tuple[Row, ...]] = {
         row("pass@k `1 − (1 − c/k)^k`", "supported", "`pass_at_k_caliper` beside the unbiased `pass_at_k` in every "
             "report; a caliper spec shows it first", PK + "test_caliper_formula_matches_its_readme",
             PK + "test_a_caliper_spec_leads_with_calipers_number", PK + "test_a_spec_loaded_from_caliper_says_so"),
-        row("result snapshots (timestamp, skill content, referenced files, git SHA)", "partial",
-            "`reports/<spec>/snapshots/<ts>-<run id>.json` per run that changed the report; files by digest, not "
-            "content", SN + "test_two_runs_with_a_skill_edit_give_two_snapshots_with_the_repos_commit",
+        row("result snapshots (timestamp, skill content, referenced files, git SHA)", "supported",
+            "`reports/<spec>/snapshots/<ts>-<run id>.json` per run that changed the report; files named by digest, "
+            "their contents kept in the store under it",
+            SN + "test_two_runs_with_a_skill_edit_give_two_snapshots_with_the_repos_commit",
+            SN + "test_every_file_a_snapshot_names_is_kept_in_the_store_by_content",
             SN + "test_a_run_that_changes_nothing_adds_no_snapshot",
             SN + "test_outside_a_git_repository_the_snapshot_has_no_commit"),
         row("shared trials with the hand-written native twin", "supported", "",

@@ -84,7 +84,8 @@ def build_and_write(project: Project, plan: SpecPlan, *, evaluated: bool = True)
     folder = project.reports_dir / plan.spec.name
     now = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
     run_id = current_run_id()
-    published = publish(folder, plan.spec, trials, grades, now=now, run_id=run_id, triggers=triggers)
+    published = publish(folder, plan.spec, trials, grades, now=now, run_id=run_id, triggers=triggers,
+                        keep=project.store.put)
     report = published.report
     write_junit(folder / "junit.xml", junit_xml([report]))
     atomic.write_text(folder / "report.html", html_report(report, previous=published.previous), durable=False)

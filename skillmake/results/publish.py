@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -13,7 +13,7 @@ from .files import BENCHMARK, append_history, read_json, read_report, write_benc
 from .history import Comparison, compare, history_row
 from .records import Record
 from .report import build_report
-from .snapshot import SNAPSHOTS, build_snapshot, snapshot_name
+from .snapshot import SNAPSHOTS, build_snapshot, keep_contents, snapshot_name
 
 REPORT_FILE = "report.json"
 BENCHMARK_FILE = "benchmark.json"
@@ -32,7 +32,8 @@ class Published:
 
 
 def publish(folder: str | Path, spec: Spec, trials: Sequence[Record], grades: Sequence[Record], *,
-            now: str, run_id: str | None = None, triggers: dict[str, Any] | None = None) -> Published:
+            now: str, run_id: str | None = None, triggers: dict[str, Any] | None = None,
+            keep: Callable[[bytes], str] | None = None) -> Published:
     """Build the spec's report and write report.json, benchmark.json and a history.jsonl row into `folder`.
 
     `now` is the ISO timestamp of this run and `run_id` its id (it splits the cost into spent and
@@ -61,6 +62,8 @@ def publish(folder: str | Path, spec: Spec, trials: Sequence[Record], grades: Se
         except OSError:
             data = None  # a skill file removed while the run ended: the report stands, without its snapshot
         if data is not None:
+            if keep is not None:  # the contents first: a snapshot on disk always names stored bytes
+                keep_contents(spec, data, keep)
             snapshot = base / SNAPSHOTS / snapshot_name(now, run_id)
             write_snapshot(snapshot, data)
     return Published(report=report, previous=previous, comparison=compare(previous, report), appended=appended,

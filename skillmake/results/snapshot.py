@@ -1,15 +1,17 @@
 """A run's result snapshot (caliper's): what the report was computed against — the skill's files, the files the
-spec reads, and the project's git commit — saved beside the report whenever the report changed."""
+spec reads, and the project's git commit — saved beside the report whenever the report changed. The files are named
+by content digest, and their contents are kept in the store under those digests (keep_contents)."""
 
 from __future__ import annotations
 
 import os
 import re
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ..canonical import digest_json
+from ..canonical import digest_bytes, digest_json
 from ..model import Spec
 from ..skillfiles import file_digest, manifest
 from .report import report_digest
@@ -45,9 +47,28 @@ def build_snapshot(spec: Spec, report: dict[str, Any], *, ts: str, run_id: str |
     }
 
 
-def referenced_files(spec: Spec) -> dict[str, str]:
-    """Files the spec reads besides the skill (staged fixtures, check scripts and schemas), relative to the spec's
-    folder as written, each with its content digest. One gone since the run is left out, never fatal."""
+def keep_contents(spec: Spec, snapshot: dict[str, Any], put: Callable[[bytes], str]) -> int:
+    """Put the content of every file the snapshot names into the store (`put` returns the content's digest), so each
+    digest resolves to the file as it was — caliper keeps the contents in its snapshots; here they are stored once
+    by content. A file changed since it was hashed is left out (its digest names other bytes). Returns how many."""
+    paths = [(os.path.join(spec.skill.path, rel) if spec.skill.kind == "folder" else spec.skill.path, digest)
+             for rel, digest in snapshot["skill"]["files"].items()]
+    paths += [(_referenced_paths(spec).get(rel, ""), digest) for rel, digest in snapshot["referenced"].items()]
+    kept = 0
+    for path, digest in paths:
+        try:
+            with open(path, "rb") as f:
+                data = f.read()
+        except OSError:
+            continue
+        if digest_bytes(data) == digest:
+            put(data)
+            kept += 1
+    return kept
+
+
+def _referenced_paths(spec: Spec) -> dict[str, str]:
+    """Files the spec reads besides the skill, by the path written in the spec → their path on disk."""
     wanted: dict[str, str] = {}
     for case in spec.cases:
         for item in case.input_files:
@@ -57,8 +78,14 @@ def referenced_files(spec: Spec) -> dict[str, str]:
                 rel = check.raw.get(key)
                 if isinstance(rel, str):
                     wanted.setdefault(rel, os.path.join(spec.folder, rel))
+    return wanted
+
+
+def referenced_files(spec: Spec) -> dict[str, str]:
+    """Files the spec reads besides the skill (staged fixtures, check scripts and schemas), relative to the spec's
+    folder as written, each with its content digest. One gone since the run is left out, never fatal."""
     out: dict[str, str] = {}
-    for rel, path in sorted(wanted.items()):
+    for rel, path in sorted(_referenced_paths(spec).items()):
         try:
             out[rel] = file_digest(path)
         except OSError:

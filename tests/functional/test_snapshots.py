@@ -109,3 +109,19 @@ def test_a_repository_with_no_commit_yet_gives_no_commit_and_a_packed_ref_is_rea
     sha = git(root, "rev-parse", "HEAD").strip()
     git(root, "pack-refs", "--all")  # the branch now lives in packed-refs only
     assert _git(str(root / "sub" if (root / "sub").mkdir() is None else root)) == {"sha": sha}
+
+
+def test_every_file_a_snapshot_names_is_kept_in_the_store_by_content(tmp_path: Path) -> None:
+    """caliper's snapshot holds the skill's content: here each digest resolves to the bytes in the store, after the
+    files themselves have changed or gone."""
+    project = Project.empty(tmp_path / "proj", FILES)
+    assert project.run().code == 0
+    [snap] = snapshots(project)
+    project.replace("skills/alpha/SKILL.md", "UPPERCASE", "lowercase")
+    (project.root / "fixtures" / "shared.txt").unlink()
+    objects = project.root / ".skillmake" / "objects"
+    wanted = {**{f"skills/alpha/{rel}": d for rel, d in snap["skill"]["files"].items()}, **snap["referenced"]}
+    for rel, digest in wanted.items():
+        hexd = digest.removeprefix("sha256:")
+        stored = (objects / hexd[:2] / hexd[2:]).read_bytes()
+        assert stored == FILES[rel].encode(), rel
