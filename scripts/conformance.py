@@ -200,7 +200,7 @@ FORMATS: dict[str, tuple[Row, ...]] = {
         row("`skill.path`", "supported", "→ `skill` (`./SKILL.md` → its folder; the spec inside it is not part of "
             "the skill)", CA_U + "test_every_field_is_translated"),
         row("`skill.path` omitted (a bare agent)", "supported",
-            "→ `skill: null`: the agent runs the tasks alone, keyed as its own baseline (so `--baseline` costs nothing)",
+            "→ `skill: null`: the agent runs the tasks alone, keyed as its baseline (so `--baseline` costs nothing)",
             CA_U + "test_no_skill_path_is_the_bare_agent_keyed_as_its_baseline",
             CA_F + "test_a_spec_without_skill_path_runs_the_bare_agent_and_its_baseline_costs_nothing"),
         row("`skill.backend` (claude-code, codex, claude-api, openai-api, aliases), default claude-code", "supported",
