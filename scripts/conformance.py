@@ -218,8 +218,10 @@ FORMATS: dict[str, tuple[Row, ...]] = {
         row("`tasks[].name`, `setup`, `cleanup`, `prompt`", "supported", "`name` → `description`",
             CA_U + "test_every_field_is_translated"),
         row("`tasks[].expect`", "supported", "→ `expectations: [expect]`", CA_U + "test_every_field_is_translated"),
-        row("`tasks[].assert` inline or `x.py`", "partial", "→ a `python` check; it runs in the kept workspace "
-            "after cleanup, not during the task", CA_U + "test_assert_is_a_script_path_only_when_one_line_ending_in_py",
+        row("`tasks[].assert` inline or `x.py`", "partial", "→ a `python` check over the workspace as the task left "
+            "it (before cleanup, as caliper orders them), in that workspace rather than the spec's folder",
+            CA_U + "test_assert_is_a_script_path_only_when_one_line_ending_in_py",
+            F + "test_isolation.py::test_trials_are_isolated",
             CA_U + "test_a_python_syntax_error_in_assert_is_at_its_line_in_the_seed"),
         row("rule: `expect` or `assert`; with both, both must pass", "supported", "located at the task",
             CA_U + "test_a_task_needs_expect_or_assert_located_at_the_task"),

@@ -70,8 +70,11 @@ class KeyMaker:
             "output_file": case.output_file, "output_files": list(case.output_files),
             "forbidden_files": list(spec.forbidden_files), "extra_path": list(spec.extra_path),
         }
-        if case.cleanup:  # it runs before the workspace is kept, and python checks read that workspace
+        if case.cleanup:
+            # It runs after the workspace is kept (python checks read it as the task left it); records from when it
+            # ran before have another key.
             fragment["cleanup"] = case.cleanup
+            fragment["cleanup_after_keep"] = True
         if arm.agent.kind in API_AGENTS:
             skill = spec.skill if arm.skill and spec.skill.present else None
             fragment["system_prompt"] = resolve_system_prompt(spec, skill, self.root)

@@ -152,9 +152,11 @@ def run_in(project: Project, spec: Spec, case: Case, arm: Arm, k: int, tkey: Tri
     if captured.error and result.outcome == "completed":
         result = dataclasses.replace(result, outcome="error", error=captured.error)
     files = captured.files
+    # What is kept (and what python checks read) is the workspace as the task left it; cleanup runs after, as in
+    # caliper, where a task's assert sees its files before cleanup removes them.
+    tree, tree_note = snapshot(tdir.workspace, store.put)
     if case.cleanup:
         process.run(case.cleanup, cwd=str(tdir.workspace), env=env, timeout=timeout, shell=True)
-    tree, tree_note = snapshot(tdir.workspace, store.put)  # what is kept: the workspace after cleanup
     duration_ms = (time.monotonic() - t0) * 1000
     text = output_text(case, result.output, files) if result.outcome == "completed" else result.output
     outputs: dict[str, Any] = {

@@ -57,8 +57,10 @@ cases:
   - id: setup
     prompt: read what setup made
     setup: echo prepared-by-setup > prepared.txt
-    cleanup: rm prepared.txt
-    checks: [{type: contains, needle: prepared-by-setup}]
+    cleanup: rm prepared.txt; echo cleaned > %(pidfile)s.cleanup
+    checks:
+      - {type: contains, needle: prepared-by-setup}
+      - {type: python, code: "import os\\nassert os.path.exists('prepared.txt'), 'cleanup ran first'"}
 '''
 
 
@@ -103,9 +105,12 @@ def test_trials_are_isolated(tmp_path: Path) -> None:
     time.sleep(0.2)
     assert not _alive(child)
 
-    # setup ran before the agent, cleanup after it.
+    # setup ran before the agent, cleanup after it — and after the workspace was kept, as caliper runs a task's
+    # assert before its cleanup: the kept workspace (which python checks read) is what the task left.
     assert (runs / "setup" / "with_skill" / "trial-0" / "output.txt").read_text().strip() == "prepared-by-setup"
-    assert not (runs / "setup" / "with_skill" / "trial-0" / "workspace" / "prepared.txt").exists()
+    assert (runs / "setup" / "with_skill" / "trial-0" / "workspace" / "prepared.txt").exists()
+    assert Path(f"{pidfile}.cleanup").read_text() == "cleaned\n"
+    assert json.loads((runs / "setup" / "with_skill" / "trial-0" / "grade.json").read_text())["outcome"] == "pass"
 
     # the timeout is an error-class outcome: the run is red, and the next run retries only those trials.
     assert run.code == 1, run.out + run.err
