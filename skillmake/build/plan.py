@@ -128,12 +128,7 @@ def plan_spec(project: Project, spec: Spec) -> SpecPlan:
             for k in range(spec.trials):
                 tkey = project.keys.trial_key(spec, case, arm, k)
                 item = Item(spec=spec, case=case, arm=arm, k=k, tkey=tkey)
-                facts = index.facts(actions_dir, tkey.key)
-                if facts is None:
-                    record = _peek(actions_dir, tkey.key, TRIAL_CACHEABLE)
-                    facts = _facts(record) if record else None
-                    if facts is not None:
-                        index.remember(actions_dir, tkey.key, facts)
+                facts = index.stored(actions_dir, tkey.key)
                 # A stored result serves this cell only if it finished within the cell's timeout.
                 if facts is not None and facts[1] <= limit_ms:
                     item.outputs = grading.graded_digest(case, facts[0], facts[2])
@@ -150,12 +145,7 @@ def plan_spec(project: Project, spec: Spec) -> SpecPlan:
         for query in tests.queries:
             for k in range(tests.runs):
                 tkey = project.trigger_keys.key(spec, tests, query, k)
-                facts = index.facts(actions_dir, tkey.key)
-                if facts is None:
-                    record = _peek(actions_dir, tkey.key, TRIAL_CACHEABLE)
-                    facts = _facts(record) if record else None
-                    if facts is not None:
-                        index.remember(actions_dir, tkey.key, facts)
+                facts = index.stored(actions_dir, tkey.key)
                 plan.triggers.append(TriggerItem(spec=spec, query=query, k=k, tkey=tkey, offered=offered,
                                                  cached=facts is not None and facts[1] <= limit_ms))
     index.save()
@@ -203,6 +193,17 @@ class _Index:
             self.entries = {}
         self.used: dict[str, list[Any]] = {}
         self.changed = False
+
+    def stored(self, actions_dir: str, key: str) -> Facts | None:
+        """The facts of `key`'s stored result: from the index when its record is unchanged, else read (and
+        remembered); None when the store has no result for it."""
+        facts = self.facts(actions_dir, key)
+        if facts is None:
+            record = _peek(actions_dir, key, TRIAL_CACHEABLE)
+            facts = _facts(record) if record else None
+            if facts is not None:
+                self.remember(actions_dir, key, facts)
+        return facts
 
     def facts(self, actions_dir: str, key: str) -> Facts | None:
         entry = self.entries.get(key)
