@@ -154,11 +154,11 @@ def _own(command: str, args: list[str]) -> int:
 
         return promote_main(args)
     if command == "compare":
-        from .compare.command import main as compare_main
+        from .commands.compare import main as compare_main
 
         return compare_main(args)
     if command == "optimize-description":
-        from .triggers.optimize import main as optimize_main
+        from .commands.optimize_description import main as optimize_main
 
         return optimize_main(args)
     if command == "rejudge":

@@ -4,5 +4,5 @@ Execution layer: sides.py and versions.py (with git.py) say what is compared; ou
 outputs, from the store or by running them; comparator.py is the judge's request and reply, preflight.py checks
 the judge can be reached, cache.py keeps one record per judged ordered pair, pairs.py judges and combines;
 combine.py and winrate.py are the rules and the statistic; document.py and table.py the result file and the
-terminal; command.py is the thin CLI.
+terminal. The command itself is skillmake/commands/compare.py (the entry layer).
 """

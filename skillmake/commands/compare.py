@@ -15,11 +15,12 @@ from pathlib import Path
 import orjson
 
 from .. import fstree, overrides, runlock
-from ..commands import argv as cmdline
 from ..console import write_line
-from ..errors import EXIT_FAILED, EXIT_INVALID, EXIT_OK, EXIT_USAGE, SkillmakeError, UsageError
+from ..errors import EXIT_FAILED, EXIT_INVALID, EXIT_OK, UsageError
 from ..model import Case, Spec
 from ..project import Project
+from . import argv as cmdline
+from .framing import run_command, say
 
 OPTIONS = (
     cmdline.Opt("k", "case", "cases", "multi", help="only this case: an id or a glob (repeatable)", metavar="CASE"),
@@ -70,18 +71,7 @@ class Options:
 
 
 def main(args: list[str]) -> int:
-    try:
-        opts = parse(args)
-        if opts is None:
-            write_line(sys.stdout, HELP)
-            return EXIT_OK
-        return run(opts)
-    except UsageError as exc:
-        _err(exc.message + (f"\n  hint: {exc.hint}" if exc.hint else ""))
-        return EXIT_USAGE
-    except SkillmakeError as exc:
-        _err(exc.render())
-        return int(getattr(exc, "exit_code", EXIT_INVALID))
+    return run_command("compare", args, parse=parse, run=run, help_text=HELP)
 
 
 def parse(args: list[str]) -> Options | None:
@@ -130,8 +120,8 @@ def run(opts: Options) -> int:
 
 
 def _compare(project: Project, spec: Spec, cases: list[Case], opts: Options, *, scratch: Path, run_id: str) -> int:
-    from . import document, outputs, pairs, preflight, table
-    from .sides import resolve
+    from ..compare import document, outputs, pairs, preflight, table
+    from ..compare.sides import resolve
 
     a, b = resolve(project, spec, list(opts.arms), against=opts.against, previous=opts.previous, scratch=scratch)
     sides = {"A": a, "B": b}
@@ -194,6 +184,4 @@ def _cases(spec: Spec, wanted: tuple[str, ...]) -> list[Case]:
 
 
 def _err(text: str) -> None:
-    write_line(sys.stderr, f"skillmake compare: {text}")
-
-
+    say("compare", text)

@@ -17,11 +17,12 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from .. import fstree, overrides, runlock
-from ..commands import argv as cmdline
 from ..console import write_line
-from ..errors import EXIT_FAILED, EXIT_INVALID, EXIT_OK, EXIT_USAGE, SkillmakeError, UsageError
+from ..errors import EXIT_FAILED, EXIT_INVALID, EXIT_OK, SkillmakeError, UsageError
 from ..model import Spec, TriggerTests
 from ..project import Project
+from . import argv as cmdline
+from .framing import run_command, say
 
 if TYPE_CHECKING:
     from ..judges.resolve import Choice
@@ -89,18 +90,7 @@ class Refused(SkillmakeError):
 
 
 def main(args: list[str]) -> int:
-    try:
-        opts = parse(args)
-        if opts is None:
-            write_line(sys.stdout, HELP)
-            return EXIT_OK
-        return run(opts)
-    except UsageError as exc:
-        _err(exc.message + (f"\n  hint: {exc.hint}" if exc.hint else ""))
-        return EXIT_USAGE
-    except SkillmakeError as exc:
-        _err(exc.render())
-        return int(getattr(exc, "exit_code", EXIT_INVALID))
+    return run_command("optimize-description", args, parse=parse, run=run, help_text=HELP)
 
 
 def parse(args: list[str]) -> Options | None:
@@ -158,9 +148,9 @@ def run(opts: Options) -> int:
     from .. import process
     from ..config import find_root
     from ..project import new_run_id
-    from . import display, loop, result
-    from .improve import improver_for
-    from .split import split
+    from ..triggers import display, loop, result
+    from ..triggers.improve import improver_for
+    from ..triggers.split import split
 
     if opts.model:  # the improver is chosen as a judge is: --model is this command's --judge-model
         overrides.set_command_line({"judge_model": opts.model})
@@ -239,7 +229,7 @@ def _jobs(project: Project, opts: Options) -> int:
 def _apply(spec: Spec, data: dict[str, Any], problems: list[str]) -> str:
     """--apply: write the best description into the skill's file, unless something went wrong (the scores may be
     incomplete); what happened, as the last line of the summary. A refusal joins `problems`."""
-    from .apply import ApplyRefused, apply
+    from ..triggers.apply import ApplyRefused, apply
 
     if problems:
         return f"{data['skill_md']} not changed: the loop did not finish cleanly (see below); run it again"
@@ -314,4 +304,4 @@ def _check_improver(spec: Spec) -> None:
 
 
 def _err(text: str) -> None:
-    write_line(sys.stderr, f"skillmake optimize-description: {text}")
+    say("optimize-description", text)
