@@ -12,9 +12,9 @@ import pytest
 
 from skillmake.agents.base import Usage
 from skillmake.canonical import KEY_VERSION, digest_json
+from skillmake.commands.compare import parse
 from skillmake.compare import cache, comparator, document
 from skillmake.compare.combine import TIE, case_winner, from_position, pair_winner
-from skillmake.commands.compare import parse
 from skillmake.compare.winrate import WinRate, wilson, win_rate
 from skillmake.errors import UsageError
 from skillmake.judges.base import JudgeRequest, ProviderReply, ReplyError

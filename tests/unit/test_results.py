@@ -351,7 +351,8 @@ def test_publish_writes_files_and_compares_with_previous(tmp_path: Path) -> None
     folder = tmp_path / "reports/shout"
     first = publish(folder, make_spec(), *scenario(), now="t1")
     assert first.previous is None
-    assert {p.name for p in folder.iterdir()} == {"report.json", "benchmark.json", "history.jsonl", "snapshots", "archive"}
+    assert {p.name for p in folder.iterdir()} == {"report.json", "benchmark.json", "history.jsonl", "snapshots",
+                                                  "archive"}
     second = publish(folder, make_spec(), *scenario(salt="x", question_with=(False, False)), now="t2")
     assert second.previous == first.report
     assert [(c.case, c.arm) for c in second.comparison.regressed] == [("question", WITH_SKILL)]
