@@ -162,7 +162,7 @@ def _own(command: str, args: list[str]) -> int:
 
         return optimize_main(args)
     if command == "rejudge":
-        from .judges.noise import main as rejudge_main
+        from .commands.rejudge import main as rejudge_main
 
         return rejudge_main(args)
     if command == "view":

@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+import atexit
+import collections
+import hashlib
+import os
 import re
+import threading
+from collections.abc import Callable
 from typing import Any
 
 from .. import sdk
@@ -26,8 +32,8 @@ def complete(request: JudgeRequest, endpoint: Endpoint) -> ProviderReply:
     secrets = endpoint.secrets  # redacted from every message before it is cut short
     try:
         token = None if endpoint.api_key else endpoint.auth_token  # the SDK takes one of the two
-        client = anthropic.Anthropic(api_key=endpoint.api_key, auth_token=token, base_url=endpoint.base_url,
-                                     max_retries=0)
+        client = shared_client(anthropic.Anthropic, api_key=endpoint.api_key, auth_token=token,
+                               base_url=endpoint.base_url, max_retries=0)
     except anthropic.AnthropicError as err:
         raise JudgeCallError(f"cannot create the Anthropic client for the judge: {brief(err, secrets)}; "
                              "set ANTHROPIC_API_KEY", requests=0) from err
@@ -74,10 +80,7 @@ def complete(request: JudgeRequest, endpoint: Endpoint) -> ProviderReply:
             raise TransientError(f"the Anthropic API sent a non-JSON reply: {brief(message, secrets)}")
         return message
 
-    try:
-        message, attempts = with_retries(attempt)
-    finally:
-        client.close()  # the pool's sockets, at once rather than at garbage collection
+    message, attempts = with_retries(attempt)
     usage = _usage(message, endpoint.model, attempts)
     if getattr(message, "stop_reason", None) == "max_tokens":
         raise JudgeCallError(f"the judge's reply was cut off at max_tokens={request.max_tokens}", requests=attempts)
@@ -91,6 +94,47 @@ def complete(request: JudgeRequest, endpoint: Endpoint) -> ProviderReply:
         elif kind == "text":
             texts.append(str(getattr(block, "text", "")))
     return ProviderReply(data=data, text="\n".join(texts), usage=usage)
+
+
+# One client per set of options, shared by every call of the process: making a client loads the CA bundle (~0.16 s of
+# CPU), a build makes hundreds of calls, and the SDKs' clients are safe to use from many threads at once.
+_CLIENTS: collections.OrderedDict[tuple[int, Any, str], Any] = collections.OrderedDict()
+_CLIENTS_LOCK = threading.Lock()
+_MAX_CLIENTS = 8  # a process talks to one or two endpoints; a test session to many short-lived fakes
+
+
+def shared_client(make: Callable[..., Any], **options: Any) -> Any:
+    """The client `make(**options)` made once per process and reused: by the openai judge too.
+
+    Keyed by a digest of the options and the whole environment (the SDKs read keys, base URLs, proxies and
+    credential files through it when a client is made), so a changed setting gets a new client and no key is held
+    anywhere but in the client itself; and by process id, so a forked worker never shares its parent's sockets.
+    A client pushed out of the cache is closed at garbage collection, once no call still uses it.
+    """
+    seen = repr((sorted(options.items()), sorted(os.environ.items())))
+    key = (os.getpid(), make, hashlib.sha256(seen.encode()).hexdigest())
+    with _CLIENTS_LOCK:  # held while a client is made, so that threads starting together make one, not several
+        client = _CLIENTS.get(key)
+        if client is None:
+            client = _CLIENTS[key] = make(**options)
+            if len(_CLIENTS) > _MAX_CLIENTS:
+                _CLIENTS.popitem(last=False)
+        else:
+            _CLIENTS.move_to_end(key)
+    return client
+
+
+@atexit.register
+def _close_clients() -> None:
+    """The pools' sockets, closed at exit rather than left to the interpreter's teardown (this process's only)."""
+    with _CLIENTS_LOCK:
+        mine = [client for (pid, _, _), client in _CLIENTS.items() if pid == os.getpid()]
+        _CLIENTS.clear()
+    for client in mine:
+        try:
+            client.close()
+        except Exception:  # closing at exit must never turn a finished run into a traceback
+            pass
 
 
 def _usage(message: Any, model: str, attempts: int) -> Usage:

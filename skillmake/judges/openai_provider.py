@@ -9,7 +9,7 @@ from typing import Any
 from .. import sdk
 from ..agents.base import Usage
 from ..pricing import cost_usd
-from .anthropic_provider import retry_after
+from .anthropic_provider import retry_after, shared_client
 from .base import TOOL_NAME, Endpoint, JudgeCallError, JudgeRequest, ProviderReply, TransientError, brief
 from .retry import with_retries
 
@@ -27,7 +27,7 @@ def complete(request: JudgeRequest, endpoint: Endpoint) -> ProviderReply:
 
     secrets = endpoint.secrets  # redacted from every message before it is cut short
     try:
-        client = openai.OpenAI(api_key=endpoint.api_key, base_url=endpoint.base_url, max_retries=0)
+        client = shared_client(openai.OpenAI, api_key=endpoint.api_key, base_url=endpoint.base_url, max_retries=0)
     except openai.OpenAIError as err:
         raise JudgeCallError(f"cannot create the OpenAI client for the judge: {brief(err, secrets)}; "
                              "set OPENAI_API_KEY", requests=0) from err
@@ -60,10 +60,7 @@ def complete(request: JudgeRequest, endpoint: Endpoint) -> ProviderReply:
             raise TransientError(f"the OpenAI API sent a non-JSON reply: {brief(completion, secrets)}")
         return completion
 
-    try:
-        completion, attempts = with_retries(attempt)
-    finally:
-        client.close()  # the pool's sockets, at once rather than at garbage collection
+    completion, attempts = with_retries(attempt)
     usage = _usage(completion, endpoint.model, attempts)
     choices = getattr(completion, "choices", None) or []
     if not choices:

@@ -95,7 +95,7 @@ def judge_again(project: Project, spec: Spec, case: Case, trial: dict[str, Any],
 # --- gathering the verdicts of many cells --------------------------------------------------------------------
 
 class Cell(Protocol):
-    """A judged cell whose trial is stored (noise.py's selection)."""
+    """A judged cell whose trial is stored (the rejudge command's selection)."""
 
     @property
     def name(self) -> str: ...

@@ -26,9 +26,9 @@ import orjson
 from .. import atomic
 from ..console import write_line
 from ..errors import EXIT_INVALID, EXIT_OK, EXIT_USAGE, SkillmakeError, UsageError
+from ..judges import noise_report, repeats
 from ..model import Arm, Case, Spec
 from ..project import Project
-from . import noise_report, repeats
 
 if TYPE_CHECKING:
     from ..build.plan import Item
@@ -198,8 +198,8 @@ class _Cell:
 
 def _rejudge(opts: _Options) -> int:
     from .. import overrides, runlock
-    from ..commands.specs import project_root
     from ..project import new_run_id
+    from .specs import project_root
 
     try:
         overrides.set_command_line({k: v for k, v in opts.judge.items() if v is not None})
@@ -214,7 +214,7 @@ def _rejudge(opts: _Options) -> int:
     cells, skipped = _cells(project, specs, opts)
     work = repeats.gather(project, cells, opts.n)
     if work.todo:
-        from .preflight import judge_problems
+        from ..judges.preflight import judge_problems
 
         needed = {work.cells[key].spec.name: work.cells[key].spec for key, _ in work.todo}
         problems = judge_problems(list(needed.values()))
