@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
+import shutil
+import sqlite3
 import subprocess
 import sys
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+
+import pytest
 
 AGENT = '''\
 import os, sys
@@ -169,3 +175,85 @@ def assert_views_match_reports(root: Path) -> int:
         present = set((state / "runs" / spec).glob("*/*/trial-*"))
         assert present <= expected | {p for p in present if p.name.startswith(".")}, present - expected
     return checked
+
+
+# -- populated projects, built once and copied --------------------------------------------------------------------
+# A first run of the default project (24 trials and their grades) takes seconds; a test that only needs one to have
+# happened starts from a copy of a project built once per test process instead. The store is inside the project
+# (.skillmake/), so a copy is a complete, independent project.
+
+_templates: dict[str, Path] = {}
+
+
+def template(factory: pytest.TempPathFactory, name: str, build: Callable[[Path], Project]) -> Path:
+    """The folder of the project `build(root)` makes (its runs included), built the first time `name` is asked
+    for in this test process; give each test its own `copy_of` it, never the folder itself. A name always
+    means the same build."""
+    if name not in _templates:
+        folder = factory.mktemp(name)
+        with isolated(folder / "home"):
+            _templates[name] = build(folder / "proj").root
+    return _templates[name]
+
+
+def populated(factory: pytest.TempPathFactory) -> Path:
+    """The default project after its first `skillmake` run (24 trials, all graded)."""
+    def build(root: Path) -> Project:
+        project = Project(root)
+        first = project.run()
+        assert first.code == 0 and first.agent_calls == 24, first.out + first.err
+        return project
+    return template(factory, "populated", build)
+
+
+DODO = "from skillmake.dodo import *  # noqa: F403\n"
+
+
+def populated_with_dodo(factory: pytest.TempPathFactory) -> Path:
+    """The default project with the three-line dodo.py, after its first plain `doit` run."""
+    def build(root: Path) -> Project:
+        project = Project(root)
+        project.write("dodo.py", DODO)
+        first = project.run(cmd=[sys.executable, "-m", "doit"])
+        assert first.code == 0 and first.agent_calls == 24, first.out + first.err
+        return project
+    return template(factory, "populated-dodo", build)
+
+
+def copy_of(template: Path, dest: Path) -> Project:
+    """A copy of a `template` project at `dest`, as if its runs had run there. doit's db names the files a task
+    depends on by absolute path: those are moved to `dest` (or every spec would be validated again on the next
+    run). The index of files the store has read knows them by inode, so the copy's first run reads them again —
+    a miss, which is correct. Nothing else in a project may name its own folder; that is checked."""
+    shutil.copytree(template, dest, symlinks=True)
+    old, new = str(template), str(dest)
+    db = dest / ".skillmake" / "doit.db"
+    if db.exists():
+        with contextlib.closing(sqlite3.connect(db)) as con, con:
+            rows = con.execute("SELECT task_id, task_data FROM doit").fetchall()
+            con.executemany("UPDATE doit SET task_data = ? WHERE task_id = ?",
+                            [(data.replace(f'"{old}/', f'"{new}/'), task) for task, data in rows])
+            left = [task for task, data in con.execute("SELECT task_id, task_data FROM doit") if old in data]
+        assert not left, f"doit's db still names the template's folder {old} for {left}"
+    # (doit.db's free pages may still hold the old rows' bytes: its rows were checked above.)
+    naming = [p for p in dest.rglob("*") if p.is_file() and not p.is_symlink() and p != db
+              and old.encode() in p.read_bytes()]
+    assert not naming, f"these files name the template's folder {old}: {naming}"
+    return Project.empty(dest)
+
+
+@contextlib.contextmanager
+def isolated(home: Path) -> Iterator[None]:
+    """What the autouse fixture in tests/conftest.py does for a test's own runs, for runs made outside any one
+    test (a template): HOME and the caches under `home`, no provider keys, proxies that lead nowhere."""
+    home.mkdir(parents=True, exist_ok=True)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("HOME", str(home))
+        patch.setenv("XDG_CACHE_HOME", str(home / ".cache"))
+        patch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+        for var in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_BASE_URL", "OPENAI_BASE_URL", "CODEX_API_KEY"):
+            patch.delenv(var, raising=False)
+        patch.setenv("HTTPS_PROXY", "http://127.0.0.1:9")
+        patch.setenv("HTTP_PROXY", "http://127.0.0.1:9")
+        patch.setenv("NO_PROXY", "127.0.0.1,localhost")
+        yield

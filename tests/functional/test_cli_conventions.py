@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from .project import Project
+from .project import Project, copy_of, populated
 
 SKILLMAKE = f"{sys.executable} -m skillmake"
 
@@ -86,8 +86,9 @@ def test_root_works_for_every_command(project: Project, tmp_path: Path) -> None:
     assert missing.returncode == 3 and "no such folder" in missing.stderr
 
 
-def test_doit_options_work_through_skillmake_after_task_names(project: Project) -> None:
-    assert project.run().code == 0
+def test_doit_options_work_through_skillmake_after_task_names(tmp_path: Path,
+                                                             tmp_path_factory: pytest.TempPathFactory) -> None:
+    project = copy_of(populated(tmp_path_factory), tmp_path / "proj")  # after its first run (exit 0)
     named = project.run("trial:alpha/one/with_skill/0")
     assert "trial:alpha/one/with_skill/0" not in named.out  # up to date: doit skips it
     again = project.run("trial:alpha/one/with_skill/0", "-a", "-s")  # make-style: options after the target

@@ -1,10 +1,12 @@
 """`skillmake compare` through the real CLI: a command agent that logs every call, and the anthropic judge at the
 loopback fake, counting agent calls and judge requests for every claim — a rerun asks nothing, a new case asks
 only about its own pairs, swapping A and B reuses both orders, and a judge that prefers whatever it is shown
-first is cancelled by the swap."""
+first is cancelled by the swap. `compare` runs through `skillmake.cli.main` in this process (inprocess.py); a
+build (`skillmake` alone) in a child."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import subprocess
 from pathlib import Path
@@ -14,6 +16,7 @@ import pytest
 
 from tests.fakeapi import FakeAPI, Recorded, Reply
 
+from .inprocess import InProcess
 from .project import Project, Run
 
 MESSAGES = "/v1/messages"
@@ -75,12 +78,24 @@ def api() -> Any:
         yield fake
 
 
-def compare(p: Project, api: FakeAPI, *args: str) -> Run:
-    return p.run("compare", *args, env=api.anthropic_env())
+@pytest.fixture
+def cli(capfd: pytest.CaptureFixture[str]) -> InProcess:
+    return InProcess(capfd)
+
+
+def compare(cli: InProcess, p: Project, api: FakeAPI, *args: str) -> Run:
+    return cli.run(p, "compare", *args, env=api.anthropic_env())
 
 
 def result(p: Project, name: str = "with_skill-vs-without_skill") -> dict[str, Any]:
     return dict(json.loads((p.root / ".skillmake/reports/alpha/comparisons" / f"{name}.json").read_text()))
+
+
+def forget_stored_copy(p: Project, text: str) -> None:
+    """Take a file's content out of the store, where a run's snapshot of the skill keeps it (as a store from before
+    snapshots kept their files would be): then only git, if anything, has the old version."""
+    digest = hashlib.sha256(text.encode()).hexdigest()
+    (p.root / ".skillmake" / "objects" / digest[:2] / digest[2:]).unlink()
 
 
 def git(root: Path, *args: str) -> str:
@@ -92,27 +107,27 @@ def git(root: Path, *args: str) -> str:
 # -- incrementality, by counting calls -------------------------------------------------------------------------
 
 
-def test_judge_calls_first_run_rerun_added_case_and_swapped_order(tmp_path: Path, api: FakeAPI) -> None:
+def test_judge_calls_first_run_rerun_added_case_and_swapped_order(tmp_path: Path, cli: InProcess, api: FakeAPI) -> None:
     p = project(tmp_path)
     api.script = prefers_loud
-    first = compare(p, api, "alpha")
+    first = compare(cli, p, api, "alpha")
     assert first.code == 0, first.err + first.out
     assert first.agent_calls == 8  # 2 cases × 2 arms × 2 trials
     assert api.count(MESSAGES) == 8  # 2 cases × 2 trials (pairs) × 2 orders
     assert "agent calls: 8 made, 0 reused; judge calls: 8 made (8 request(s)" in first.out
 
-    again = compare(p, api, "alpha")
+    again = compare(cli, p, api, "alpha")
     assert again.code == 0 and again.agent_calls == 0 and api.count(MESSAGES) == 8
     assert "agent calls: 0 made, 8 reused; judge calls: 0 made (0 request(s)), 8 reused" in again.out
 
     p.write("alpha.eval.yaml", SPEC + CASE_THREE)
-    added = compare(p, api, "alpha")
+    added = compare(cli, p, api, "alpha")
     assert added.code == 0, added.err
     assert added.agent_calls == 4  # case three × 2 arms × 2 trials
     assert api.count(MESSAGES) == 8 + 4  # only case three's 2 pairs, in both orders
     assert [c["id"] for c in result(p)["cases"]] == ["one", "two", "three"]
 
-    swapped = compare(p, api, "alpha", "without_skill", "with_skill")
+    swapped = compare(cli, p, api, "alpha", "without_skill", "with_skill")
     assert swapped.code == 0, swapped.err
     assert swapped.agent_calls == 0 and api.count(MESSAGES) == 12  # both orders of every pair are stored
     data = result(p, "without_skill-vs-with_skill")
@@ -122,10 +137,11 @@ def test_judge_calls_first_run_rerun_added_case_and_swapped_order(tmp_path: Path
     assert api.unexpected == [] and api.errors == []
 
 
-def test_position_bias_injected_by_the_judge_is_cancelled_by_the_swap(tmp_path: Path, api: FakeAPI) -> None:
+def test_position_bias_injected_by_the_judge_is_cancelled_by_the_swap(tmp_path: Path, cli: InProcess,
+                                                                      api: FakeAPI) -> None:
     p = project(tmp_path)
     api.script = prefers_first
-    run = compare(p, api, "alpha")
+    run = compare(cli, p, api, "alpha")
     assert run.code == 0, run.err + run.out
     data = result(p)
     summary = data["summary"]
@@ -146,10 +162,10 @@ def test_position_bias_injected_by_the_judge_is_cancelled_by_the_swap(tmp_path: 
     assert "no clear winner" in run.out and "with_skill's win rate 0.50" in run.out
 
 
-def test_the_better_output_wins_in_both_orders(tmp_path: Path, api: FakeAPI) -> None:
+def test_the_better_output_wins_in_both_orders(tmp_path: Path, cli: InProcess, api: FakeAPI) -> None:
     p = project(tmp_path)
     api.script = prefers_loud
-    run = p.run("compare", "alpha", "--format", "json", env=api.anthropic_env())
+    run = compare(cli, p, api, "alpha", "--format", "json")
     assert run.code == 0, run.err
     data = result(p)
     assert json.loads(run.out) == data  # --format json prints the result file
@@ -163,7 +179,7 @@ def test_the_better_output_wins_in_both_orders(tmp_path: Path, api: FakeAPI) -> 
     assert [(o["shown"], o["winner"]) for o in pair["orders"]] == [(["A", "B"], "A"), (["B", "A"], "A")]
     assert data["a"]["label"] == "with_skill" and data["b"] == {"label": "without_skill", "title": "arm without_skill",
                                                                "arm": "without_skill", "skill": None}
-    table = p.run("compare", "alpha", env=api.anthropic_env()).out.splitlines()
+    table = compare(cli, p, api, "alpha").out.splitlines()
     assert table[2].split() == ["case", "winner", "A", "B", "ties", "reason"]
     assert table[3].split()[:5] == ["one", "with_skill", "2", "0", "0"]
     assert "with_skill's win rate 1.00 (95% CI 0.51-1.00): with_skill is better" in table[5]
@@ -179,11 +195,11 @@ def test_the_better_output_wins_in_both_orders(tmp_path: Path, api: FakeAPI) -> 
     assert tasks == ["Greet the team, please", "say one"]  # clauditor's user_prompt, else the prompt
 
 
-def test_identical_outputs_are_ties_without_a_judge_call(tmp_path: Path, api: FakeAPI) -> None:
+def test_identical_outputs_are_ties_without_a_judge_call(tmp_path: Path, cli: InProcess, api: FakeAPI) -> None:
     spec = SPEC.replace("baseline: true\n", "baseline: true\nvariants: [{name: same, agent: {model: m-2}}]\n")
     p = project(tmp_path, spec)
     api.script = prefers_loud
-    run = compare(p, api, "alpha", "with_skill", "same")
+    run = compare(cli, p, api, "alpha", "with_skill", "same")
     assert run.code == 0, run.err
     assert run.agent_calls == 8 and api.count(MESSAGES) == 0
     data = result(p, "with_skill-vs-same")
@@ -194,25 +210,25 @@ def test_identical_outputs_are_ties_without_a_judge_call(tmp_path: Path, api: Fa
 # -- other versions of the skill ------------------------------------------------------------------------------
 
 
-def test_against_a_folder_runs_only_that_versions_trials(tmp_path: Path, api: FakeAPI) -> None:
+def test_against_a_folder_runs_only_that_versions_trials(tmp_path: Path, cli: InProcess, api: FakeAPI) -> None:
     p = project(tmp_path / "proj")
     api.script = prefers_loud
-    assert compare(p, api, "alpha").agent_calls == 8
+    assert compare(cli, p, api, "alpha").agent_calls == 8
     other = tmp_path / "elsewhere" / "alpha"
     other.mkdir(parents=True)
     (other / "SKILL.md").write_text(TITLED)
-    run = compare(p, api, "alpha", "--against", str(other))
+    run = compare(cli, p, api, "alpha", "--against", str(other))
     assert run.code == 0, run.err
     assert run.agent_calls == 4  # the folder's version, 2 cases × 2 trials; the current skill's are stored
     assert api.count(MESSAGES) == 8 + 8
     data = result(p, "current-vs-dir-alpha")
     assert data["b"]["skill"]["source"] == "folder" and data["b"]["skill"]["recovered"] is True
     assert data["summary"]["a_wins"] == 4 and data["calls"]["agent"] == {"ran": 4, "reused": 4}
-    again = compare(p, api, "alpha", "--against", str(tmp_path / "elsewhere"))  # the folder that holds it, too
+    again = compare(cli, p, api, "alpha", "--against", str(tmp_path / "elsewhere"))  # the folder that holds it, too
     assert again.code == 0 and again.agent_calls == 0 and api.count(MESSAGES) == 16
 
 
-def test_against_a_git_revision_exports_the_skill_and_reuses_its_trials_by_content(tmp_path: Path,
+def test_against_a_git_revision_exports_the_skill_and_reuses_its_trials_by_content(tmp_path: Path, cli: InProcess,
                                                                                    api: FakeAPI) -> None:
     p = project(tmp_path)
     git(p.root, "init", "-q")
@@ -220,7 +236,7 @@ def test_against_a_git_revision_exports_the_skill_and_reuses_its_trials_by_conte
     git(p.root, "commit", "-qm", "loud")
     p.write("skills/alpha/SKILL.md", TITLED)  # uncommitted: the current skill titles, HEAD's shouts
     api.script = prefers_loud
-    run = compare(p, api, "alpha", "--against", "HEAD")
+    run = compare(cli, p, api, "alpha", "--against", "HEAD")
     assert run.code == 0, run.err + run.out
     assert run.agent_calls == 8 and api.count(MESSAGES) == 8  # both versions' trials; every pair in both orders
     head = git(p.root, "rev-parse", "HEAD")
@@ -230,51 +246,55 @@ def test_against_a_git_revision_exports_the_skill_and_reuses_its_trials_by_conte
                                                      "recovered": True}
     assert data["summary"]["b_wins"] == 4  # HEAD's version shouts
     assert not list((p.root / ".skillmake/work").glob("compare-*"))  # the exported skill is gone again
-    assert compare(p, api, "alpha", "--against", "HEAD").agent_calls == 0 and api.count(MESSAGES) == 8
+    assert compare(cli, p, api, "alpha", "--against", "HEAD").agent_calls == 0 and api.count(MESSAGES) == 8
     # Commit the titled version: HEAD~1 is the loud one, exported to another folder, with the same trial keys.
     git(p.root, "commit", "-qam", "titled")
-    older = compare(p, api, "alpha", "--against", "HEAD~1")
+    older = compare(cli, p, api, "alpha", "--against", "HEAD~1")
     assert older.code == 0 and older.agent_calls == 0 and api.count(MESSAGES) == 8
-    bad = compare(p, api, "alpha", "--against", "no-such-rev")
+    bad = compare(cli, p, api, "alpha", "--against", "no-such-rev")
     assert bad.code == 3 and "Traceback" not in bad.err
     assert "--against no-such-rev: no such folder, and git knows no revision 'no-such-rev'" in bad.err
-    same = compare(p, api, "alpha", "--against", "HEAD")
+    same = compare(cli, p, api, "alpha", "--against", "HEAD")
     assert same.code == 3 and "nothing to compare" in same.err
 
 
-def test_previous_compares_with_the_version_of_the_last_recorded_report(tmp_path: Path, api: FakeAPI) -> None:
+def test_previous_compares_with_the_version_of_the_last_recorded_report(tmp_path: Path, cli: InProcess,
+                                                                        api: FakeAPI) -> None:
     p = project(tmp_path)
     api.script = prefers_loud
     assert p.run().agent_calls == 8  # a run records the skill's version in reports/alpha/snapshots/
-    unchanged = compare(p, api, "alpha", "--previous")
+    forget_stored_copy(p, LOUD)  # git has no copy either: the old files are nowhere
+    unchanged = compare(cli, p, api, "alpha", "--previous")
     assert unchanged.code == 3 and "has not changed since its last recorded report" in unchanged.err
     p.write("skills/alpha/SKILL.md", TITLED)
-    run = compare(p, api, "alpha", "--previous")
+    run = compare(cli, p, api, "alpha", "--previous")
     assert run.code == 0, run.err + run.out
     assert run.agent_calls == 4  # the skill now; the previous version's trials are in the store
     assert api.count(MESSAGES) == 8
     data = result(p, "current-vs-previous")
     assert data["summary"]["b_wins"] == 4
-    # Without git and with a command agent, the old files are nowhere: its stored trials serve all the same...
+    # With the old files nowhere (a command agent keeps no workspace), its stored trials serve all the same...
     assert data["b"]["skill"]["recovered"] is False and data["b"]["skill"]["snapshot"].endswith(".json")
     # ...but a case they never ran cannot be run for it, and it says so before running anything.
     p.write("alpha.eval.yaml", SPEC + CASE_THREE)
-    blocked = compare(p, api, "alpha", "--previous")
+    blocked = compare(cli, p, api, "alpha", "--previous")
     assert blocked.code == 3 and blocked.agent_calls == 0
     assert "2 trial(s) of the skill as of its report of" in blocked.err
     assert "could not be recovered from the store or git: SKILL.md" in blocked.err
 
 
-def test_previous_recovers_the_old_files_from_git_to_run_a_new_case(tmp_path: Path, api: FakeAPI) -> None:
+def test_previous_recovers_the_old_files_from_git_to_run_a_new_case(tmp_path: Path, cli: InProcess,
+                                                                    api: FakeAPI) -> None:
     p = project(tmp_path)
     git(p.root, "init", "-q")
     git(p.root, "add", "agent.py", "skills", "alpha.eval.yaml")
     git(p.root, "commit", "-qm", "loud")
     assert p.run().agent_calls == 8
+    forget_stored_copy(p, LOUD)  # so that git is where they come from
     p.write("skills/alpha/SKILL.md", TITLED)
     p.write("alpha.eval.yaml", SPEC + CASE_THREE)
     api.script = prefers_loud
-    run = compare(p, api, "alpha", "--previous")
+    run = compare(cli, p, api, "alpha", "--previous")
     assert run.code == 0, run.err + run.out
     assert run.agent_calls == 6 + 2  # the skill now, 3 cases × 2; the old one only for case three, from git
     assert sorted(p.calls()[-8:]).count("three with_skill 0") == 2
@@ -285,37 +305,38 @@ def test_previous_recovers_the_old_files_from_git_to_run_a_new_case(tmp_path: Pa
 # -- what goes wrong --------------------------------------------------------------------------------------------
 
 
-def test_usage_errors_say_what_to_pass(tmp_path: Path, api: FakeAPI) -> None:
+def test_usage_errors_say_what_to_pass(tmp_path: Path, cli: InProcess, api: FakeAPI) -> None:
     p = project(tmp_path, SPEC.replace("baseline: true\n", ""))
-    no_baseline = compare(p, api, "alpha")
+    no_baseline = compare(cli, p, api, "alpha")
     assert no_baseline.code == 3
     assert "spec alpha has no without_skill arm to compare with_skill with" in no_baseline.err
     assert "--against REV|DIR" in no_baseline.err and "--previous" in no_baseline.err
-    arm = compare(p, api, "alpha", "with_skil", "with_skill")
+    arm = compare(cli, p, api, "alpha", "with_skil", "with_skill")
     assert arm.code == 3 and "no arm 'with_skil'; did you mean 'with_skill'?" in arm.err
-    flag = compare(p, api, "alpha", "--formt", "json")
+    flag = compare(cli, p, api, "alpha", "--formt", "json")
     assert flag.code == 3 and "unknown option --formt for `skillmake compare`; did you mean --format?" in flag.err
-    spec = compare(p, api, "alpah")
+    spec = compare(cli, p, api, "alpah")
     assert spec.code == 3 and "no spec named 'alpah'; did you mean 'alpha'?" in spec.err
-    case = compare(p, api, "alpha", "--against", "HEAD", "-k", "on")
+    case = compare(cli, p, api, "alpha", "--against", "HEAD", "-k", "on")
     assert case.code == 3 and "has no case 'on'; did you mean 'one'?" in case.err
     for run in (no_baseline, arm, flag, spec, case):
         assert "Traceback" not in run.err and run.agent_calls == 0
     assert api.count() == 0
-    assert "usage: skillmake compare SPEC" in p.run("compare", "--help").out
+    assert "usage: skillmake compare SPEC" in cli.run(p, "compare", "--help").out
 
 
-def test_no_judge_credentials_is_a_usage_error_before_any_trial(tmp_path: Path) -> None:
+def test_no_judge_credentials_is_a_usage_error_before_any_trial(tmp_path: Path, cli: InProcess) -> None:
     p = project(tmp_path)
-    run = p.run("compare", "alpha")
+    run = cli.run(p, "compare", "alpha")
     assert run.code == 3 and run.agent_calls == 0
     assert "the judge needs ANTHROPIC_API_KEY" in run.err
 
 
-def test_a_reply_without_a_verdict_leaves_the_pair_unjudged_and_is_asked_again(tmp_path: Path, api: FakeAPI) -> None:
+def test_a_reply_without_a_verdict_leaves_the_pair_unjudged_and_is_asked_again(tmp_path: Path, cli: InProcess,
+                                                                               api: FakeAPI) -> None:
     p = project(tmp_path)
     api.default = Reply.text("Both look fine to me.")
-    run = compare(p, api, "alpha", "-k", "one")
+    run = compare(cli, p, api, "alpha", "-k", "one")
     assert run.code == 1, run.err + run.out
     data = result(p)
     assert data["summary"]["unjudged"] == 2 and data["summary"]["pairs"] == 0 and data["summary"]["win_rate"] is None
@@ -324,13 +345,13 @@ def test_a_reply_without_a_verdict_leaves_the_pair_unjudged_and_is_asked_again(t
     assert api.count(MESSAGES) == 4
     api.default = None
     api.script = prefers_loud
-    again = compare(p, api, "alpha", "-k", "one")
+    again = compare(cli, p, api, "alpha", "-k", "one")
     assert again.code == 0 and api.count(MESSAGES) == 8  # nothing was cached: every order is asked again
 
 
-def test_an_invalid_spec_is_reported_with_its_errors(tmp_path: Path, api: FakeAPI) -> None:
+def test_an_invalid_spec_is_reported_with_its_errors(tmp_path: Path, cli: InProcess, api: FakeAPI) -> None:
     p = project(tmp_path, SPEC.replace("trials: 2", "trials: two"))
-    run = compare(p, api, "alpha")
+    run = compare(cli, p, api, "alpha")
     assert run.code == 2 and run.agent_calls == 0 and "Traceback" not in run.err
     assert run.err.startswith("alpha.eval.yaml:3:")
     assert "skillmake compare: spec alpha is invalid; fix it first (`skillmake validate alpha.eval.yaml`)" in run.err

@@ -8,9 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from .project import Project
+from .project import Project, copy_of, populated_with_dodo
 
-DODO = "from skillmake.dodo import *  # noqa: F403\n"
 PLUGIN = '[tool.doit.plugins.command]\nclean = "skillmake.build.clean:Clean"\n'
 
 
@@ -20,12 +19,9 @@ def doit(project: Project, *args: str) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.fixture
-def project(tmp_path: Path) -> Project:
-    p = Project(tmp_path / "proj")
-    p.write("dodo.py", DODO)
-    first = doit(p)
-    assert first.returncode == 0, first.stderr + first.stdout
-    return p
+def project(tmp_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Project:
+    """The project with the three-line dodo.py after its first plain `doit` run, copied from one built once."""
+    return copy_of(populated_with_dodo(tmp_path_factory), tmp_path / "proj")
 
 
 def test_info_says_why_a_trial_and_its_grade_are_stale(project: Project) -> None:

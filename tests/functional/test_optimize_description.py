@@ -1,7 +1,8 @@
 """`skillmake optimize-description` through the real CLI: the stand-in `claude` of trigger_fakes.py (it fires the first
 installed skill whose description shares a word of five letters or more with the query, and logs every call) and the
 improver at the loopback fake API, scripted by the description it is shown. Every claim counts calls: agent calls at
-the stand-in's log, improver calls at the fake API.
+the stand-in's log, improver calls at the fake API. The command runs through `skillmake.cli.main` in this process
+(inprocess.py), except under Ctrl-C, which needs a process of its own to signal.
 
 With holdout 0.4 and seed 42 the seven queries below split into
   train: activities-for-children…, fun-outings-with-toddlers, find-kid-activities…, find-a-place-to-eat…, weather
@@ -26,6 +27,7 @@ from jsonschema import Draft7Validator
 
 from tests.fakeapi import FakeAPI, Recorded, Reply
 
+from .inprocess import InProcess
 from .project import Project, Run
 from .trigger_fakes import claude_log, install_fake_claude
 
@@ -84,12 +86,18 @@ def project(tmp_path: Path) -> Project:
     return Project.empty(tmp_path / "proj", {"agent.py": AGENT, "skills/kids/SKILL.md": SKILL, "kids.eval.yaml": SPEC})
 
 
-def optimize(p: Project, api: FakeAPI, *args: str, env: dict[str, str] | None = None) -> tuple[Run, int]:
-    """Run the command; (its result, the agent calls it made)."""
+@pytest.fixture
+def cli(capfd: pytest.CaptureFixture[str]) -> InProcess:
+    return InProcess(capfd)
+
+
+def optimize(cli: InProcess, p: Project, api: FakeAPI, *args: str,
+             env: dict[str, str] | None = None) -> tuple[Run, int]:
+    """Run the command (in this process); (its result, the agent calls it made)."""
     folder = p.root.parent
     before = len(claude_log(folder))
     full = {"SKILLMAKE_CLAUDE": str(install_fake_claude(folder)), **api.anthropic_env(), **(env or {})}
-    run = p.run("optimize-description", *args, env=full, check_views=False)
+    run = cli.run(p, "optimize-description", *args, env=full, check_views=False)
     return run, len(claude_log(folder)) - before
 
 
@@ -106,9 +114,9 @@ def calls(data: dict[str, Any]) -> list[tuple[int, int, int, int]]:
             for c in (it["calls"] for it in data["iterations"])]
 
 
-def test_calls_per_iteration_and_a_second_run_costs_nothing(project: Project, api: FakeAPI) -> None:
+def test_calls_per_iteration_and_a_second_run_costs_nothing(project: Project, cli: InProcess, api: FakeAPI) -> None:
     api.script = improver({D0: GOOD})
-    first, agent_calls = optimize(project, api, "kids", "-j", "2")
+    first, agent_calls = optimize(cli, project, api, "kids", "-j", "2")
     assert first.code == 0, first.err + first.out
     assert agent_calls == 2 * TRIALS and api.count(MESSAGES) == 1
     data = result(project)
@@ -130,7 +138,7 @@ def test_calls_per_iteration_and_a_second_run_costs_nothing(project: Project, ap
     assert "birthday" not in shown and "python" not in shown and "test" not in shown.lower().split("<skill")[0]
     assert "1024 characters" in shown and "Body v1." in shown
 
-    again, agent_calls = optimize(project, api, "kids", "-j", "2")
+    again, agent_calls = optimize(cli, project, api, "kids", "-j", "2")
     assert again.code == 0, again.err
     assert agent_calls == 0 and api.count(MESSAGES) == 1  # no agent call, no improver call
     assert calls(result(project)) == [(0, TRIALS, 0, 1), (0, TRIALS, 0, 0)]
@@ -139,9 +147,9 @@ def test_calls_per_iteration_and_a_second_run_costs_nothing(project: Project, ap
     assert api.unexpected == [] and api.errors == []
 
 
-def test_returning_to_an_earlier_description_costs_nothing(project: Project, api: FakeAPI) -> None:
+def test_returning_to_an_earlier_description_costs_nothing(project: Project, cli: InProcess, api: FakeAPI) -> None:
     api.script = improver({D0: NARROW, NARROW: D0})
-    run, agent_calls = optimize(project, api, "kids", "-j", "2", "--max-iterations", "3")
+    run, agent_calls = optimize(cli, project, api, "kids", "-j", "2", "--max-iterations", "3")
     assert run.code == 0, run.err + run.out
     data = result(project)
     assert [it["description"] for it in data["iterations"]] == [D0, NARROW, D0]
@@ -150,15 +158,15 @@ def test_returning_to_an_earlier_description_costs_nothing(project: Project, api
     assert data["exit_reason"] == "max_iterations (3)"
     # Starting from a description tried before: its evaluation is free too; its proposal (a new history) is not.
     api.script = improver({NARROW: GOOD})
-    run, agent_calls = optimize(project, api, "kids", "-j", "2", "--description", NARROW, "--max-iterations", "2")
+    run, agent_calls = optimize(cli, project, api, "kids", "-j", "2", "--description", NARROW, "--max-iterations", "2")
     assert run.code == 0, run.err
     assert calls(result(project)) == [(0, TRIALS, 1, 0), (TRIALS, 0, 0, 0)]
     assert agent_calls == TRIALS and api.count(MESSAGES) == 3 and api.errors == []
 
 
-def test_the_best_is_chosen_by_test_score_not_train(project: Project, api: FakeAPI) -> None:
+def test_the_best_is_chosen_by_test_score_not_train(project: Project, cli: InProcess, api: FakeAPI) -> None:
     api.script = improver({D0: OVERFIT})
-    run, _ = optimize(project, api, "kids", "-j", "2")
+    run, _ = optimize(cli, project, api, "kids", "-j", "2")
     assert run.code == 0, run.err
     data = result(project)
     assert [(it["train_passed"], it["test_passed"]) for it in data["iterations"]] == [(3, 1), (5, 0)]
@@ -168,7 +176,7 @@ def test_the_best_is_chosen_by_test_score_not_train(project: Project, api: FakeA
     assert (data["best_train_score"], data["best_test_score"]) == (0.6, 0.5)
     assert "best: iteration 1, test 0.50 (1/2), train 0.60 (3/5)" in run.out
     # Without a test set the train score decides.
-    run, agent_calls = optimize(project, api, "kids", "--holdout", "0", "-j", "2", "--max-iterations", "2")
+    run, agent_calls = optimize(cli, project, api, "kids", "--holdout", "0", "-j", "2", "--max-iterations", "2")
     assert run.code == 0, run.err
     data = result(project)
     assert [it["train_passed"] for it in data["iterations"]] == [4, 5]  # of 7: OVERFIT misses birthday, python
@@ -178,10 +186,10 @@ def test_the_best_is_chosen_by_test_score_not_train(project: Project, api: FakeA
     assert api.count(MESSAGES) == 2 and api.errors == []  # the history the improver saw differs: asked again
 
 
-def test_apply_rewrites_only_the_description_and_a_normal_run_reuses_its_trials(project: Project,
+def test_apply_rewrites_only_the_description_and_a_normal_run_reuses_its_trials(project: Project, cli: InProcess,
                                                                                  api: FakeAPI) -> None:
     api.script = improver({D0: GOOD})
-    run, _ = optimize(project, api, "kids", "-j", "2", "--apply", "--format", "json", "-o", "out/result.json")
+    run, _ = optimize(cli, project, api, "kids", "-j", "2", "--apply", "--format", "json", "-o", "out/result.json")
     assert run.code == 0, run.err
     printed = json.loads(run.out)
     assert printed == result(project) == json.loads((project.root / "out/result.json").read_text())
@@ -194,18 +202,18 @@ def test_apply_rewrites_only_the_description_and_a_normal_run_reuses_its_trials(
     assert len(claude_log(project.root.parent)) == before, normal.out + normal.err
     assert "reused 0 trials and 0 grades and 7 trigger trials from the store" in normal.out
     # Applying again changes nothing.
-    run, _ = optimize(project, api, "kids", "-j", "2", "--apply")
+    run, _ = optimize(cli, project, api, "kids", "-j", "2", "--apply")
     assert run.code == 0 and "already holds the best description" in run.out
     assert api.count(MESSAGES) == 1 and api.errors == []
 
 
-def test_refusals_and_usage_errors_say_the_fix(project: Project, api: FakeAPI) -> None:
+def test_refusals_and_usage_errors_say_the_fix(project: Project, cli: InProcess, api: FakeAPI) -> None:
     project.write("plain.eval.yaml", "skill: skills/kids\nagent: {kind: command, command: [python3, agent.py]}\n"
                                      "cases: [{id: a, prompt: hi, checks: [{type: contains, needle: hi}]}]\n")
-    run, _ = optimize(project, api, "plain")
+    run, _ = optimize(cli, project, api, "plain")
     assert run.code == 2 and "spec plain has no trigger_tests" in run.err and "should_trigger" in run.err
     project.replace("kids.eval.yaml", "kind: claude-code, env", "kind: command, command: [python3, agent.py], env")
-    run, _ = optimize(project, api, "kids")
+    run, _ = optimize(cli, project, api, "kids")
     assert run.code == 2 and "shows no skill activation" in run.err and "{kind: claude-code}" in run.err
     project.write("kids.eval.yaml", SPEC)
     for args, message in ((["kid"], "no spec named 'kid'; did you mean 'kids'?"),
@@ -213,11 +221,11 @@ def test_refusals_and_usage_errors_say_the_fix(project: Project, api: FakeAPI) -
                           (["kids", "--holdout", "1.5"], "--holdout needs a number"),
                           (["kids", "--runs", "0"], "--runs needs a whole number above 0"),
                           (["kids", "--format", "yaml"], "--format must be text or json")):
-        run, agent_calls = optimize(project, api, *args)
+        run, agent_calls = optimize(cli, project, api, *args)
         assert (run.code, agent_calls) == (3, 0), (args, run.err)
         assert message in run.err and "Traceback" not in run.err
     # No credentials for the improver: said before any trial runs.
-    run, agent_calls = optimize(project, api, "kids", env={"ANTHROPIC_API_KEY": "", "ANTHROPIC_BASE_URL": ""})
+    run, agent_calls = optimize(cli, project, api, "kids", env={"ANTHROPIC_API_KEY": "", "ANTHROPIC_BASE_URL": ""})
     assert (run.code, agent_calls) == (3, 0) and "the improver needs ANTHROPIC_API_KEY" in run.err
     assert (project.root / "skills/kids/SKILL.md").read_text() == SKILL and api.count() == 0
 
@@ -241,10 +249,11 @@ def test_ctrl_c_stops_the_agents_and_exits_130(project: Project, api: FakeAPI, t
     assert not (project.root / ".skillmake/reports/kids/description-optimization.json").exists()
 
 
-def test_a_trial_that_failed_is_reported_left_out_of_the_rate_and_tried_again(project: Project, api: FakeAPI) -> None:
+def test_a_trial_that_failed_is_reported_left_out_of_the_rate_and_tried_again(project: Project, cli: InProcess,
+                                                                              api: FakeAPI) -> None:
     project.replace("kids.eval.yaml", "    - write me a python script\n",
                     "    - write me a python script\n    - FAIL-HARD please\n")
-    run, agent_calls = optimize(project, api, "kids", "--max-iterations", "1", "--apply")
+    run, agent_calls = optimize(cli, project, api, "kids", "--max-iterations", "1", "--apply")
     assert (run.code, agent_calls) == (1, 8)
     assert "1 trigger trial(s) ended in error or timeout (tried again next run); first, fail-hard-please run 0: " \
            "claude exited with 1" in run.err
@@ -255,6 +264,6 @@ def test_a_trial_that_failed_is_reported_left_out_of_the_rate_and_tried_again(pr
     assert data["iterations"][0]["errors"] == 1 and data["applied"] is False
     assert "not changed: the loop did not finish cleanly" in run.out
     assert (project.root / "skills/kids/SKILL.md").read_bytes() == SKILL.encode()
-    run, agent_calls = optimize(project, api, "kids", "--max-iterations", "1")
+    run, agent_calls = optimize(cli, project, api, "kids", "--max-iterations", "1")
     assert (run.code, agent_calls) == (1, 1)  # only the failed trial runs again
     assert calls(result(project)) == [(1, 7, 0, 0)]

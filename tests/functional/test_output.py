@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from .project import Project
+from .project import Project, copy_of, populated
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 PROGRESS = re.compile(r"^\[\s*(\d+)/(\d+)[^\]]*\] (trial|grade):", re.M)
@@ -24,6 +24,12 @@ DODO = "from skillmake.dodo import *  # noqa: F403\n"
 @pytest.fixture
 def project(tmp_path: Path) -> Project:
     return Project(tmp_path / "proj")
+
+
+@pytest.fixture
+def after_first_run(tmp_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Project:
+    """The project after its first run (exit 0), copied from one built once."""
+    return copy_of(populated(tmp_path_factory), tmp_path / "proj")
 
 
 def on_terminal(project: Project, *args: str, env: dict[str, str] | None = None) -> str:
@@ -61,8 +67,8 @@ def test_quiet_prints_only_failures_and_the_closing_line(project: Project) -> No
     assert "thresholds  FAILED" in failing.err and "6 of 6 with_skill trials failed" in failing.err
 
 
-def test_verbose_lists_up_to_date_tasks_with_the_reason(project: Project) -> None:
-    assert project.run().code == 0
+def test_verbose_lists_up_to_date_tasks_with_the_reason(after_first_run: Project) -> None:
+    project = after_first_run
     verbose = project.run("-v")
     assert verbose.code == 0
     assert "trial:alpha/one/with_skill/0  up to date  (its key is in the store)" in verbose.out
@@ -71,8 +77,8 @@ def test_verbose_lists_up_to_date_tasks_with_the_reason(project: Project) -> Non
     assert "up to date" not in project.run().out.replace("up to date (", "")  # not without -v
 
 
-def test_counters_count_only_what_runs_and_each_failure_is_printed_once(project: Project) -> None:
-    assert project.run().code == 0
+def test_counters_count_only_what_runs_and_each_failure_is_printed_once(after_first_run: Project) -> None:
+    project = after_first_run
     project.replace("skills/alpha/SKILL.md", "Answer in UPPERCASE.", "Answer plainly.")
     for args in ((), ("-v",)):  # -v creates every task; the counter still counts the 12 that run
         project.replace("skills/alpha/SKILL.md", "plainly", "plainly" + "!")

@@ -1,6 +1,9 @@
 """`skillmake rejudge N` (judge noise): stored outputs judged N more times, never an agent call, repeats cached by
 grade key. Proven through the real CLI by counting agent calls (the command agent's log) and judge requests at the
-loopback fake API (/v1/messages), and the report file checked against schemas/judge-noise.schema.json."""
+loopback fake API (/v1/messages), and the report file checked against schemas/judge-noise.schema.json.
+
+The first run (a doit build: 12 trials, 12 grades) is made once per test process and each test works on a copy of
+its project; `rejudge` runs in this process (inprocess.py), a build in a child."""
 
 from __future__ import annotations
 
@@ -16,7 +19,8 @@ import pytest
 from jsonschema import Draft7Validator
 
 from tests.fakeapi import FakeAPI, Recorded, Reply
-from tests.functional.project import AGENT, Project, Run
+from tests.functional.inprocess import InProcess, command_state
+from tests.functional.project import AGENT, Project, Run, copy_of, template
 
 REPO = Path(__file__).resolve().parents[2]
 MESSAGES = "/v1/messages"
@@ -86,22 +90,50 @@ def api(judge: Judge) -> Iterator[FakeAPI]:
         yield fake
 
 
-def make(tmp_path: Path, api: FakeAPI) -> tuple[Project, dict[str, str]]:
-    """A project whose first run stored every trial and grade: 12 agent calls, 12 judge calls."""
-    project = Project.empty(tmp_path / "p", {
+@pytest.fixture
+def cli(capfd: pytest.CaptureFixture[str]) -> InProcess:
+    return InProcess(capfd)
+
+
+Stored = tuple[Project, dict[str, str]]  # a copy of the project after its first run, and the judge's environment
+_FIRST_RUN: dict[str, Any] = {}  # what the fake judge had seen when the template's first run ended
+
+
+def first_run(root: Path) -> Project:
+    """The project after its first run, which stored every trial and grade: 12 agent calls, 12 judge calls, no
+    temperature sent (the spec sets none)."""
+    project = Project.empty(root, {
         "agent.py": AGENT,
         "skills/alpha/SKILL.md": "---\nname: alpha\ndescription: shouts\n---\nAnswer in UPPERCASE.\n",
         "alpha.eval.yaml": SPEC,
     })
-    env = api.anthropic_env()
-    first = project.run(env=env)
-    assert first.code == 0, first.out + first.err
-    assert first.agent_calls == 12 and api.count(MESSAGES) == PER_ROUND
-    return project, env
+    judge = Judge()
+    with FakeAPI() as api:
+        api.script = judge
+        first = project.run(env=api.anthropic_env())
+        assert first.code == 0, first.out + first.err
+        assert first.agent_calls == 12 and api.count(MESSAGES) == PER_ROUND
+    assert judge.temperatures == ["unset"] * PER_ROUND  # without judge.temperature, none is sent to anthropic
+    _FIRST_RUN["seen"] = dict(judge.seen)
+    return project
 
 
-def rejudge(project: Project, env: dict[str, str], *args: str) -> Run:
-    return project.run("rejudge", *args, env=env)
+@pytest.fixture
+def stored(tmp_path_factory: pytest.TempPathFactory, tmp_path: Path, api: FakeAPI, judge: Judge) -> Stored:
+    """A copy of the project after its first run (built once per test process), and the judge's environment; this
+    test's judge goes on from where the first run's left off. Judge requests are counted from the copy on."""
+    folder = template(tmp_path_factory, "rejudge-first-run", first_run)
+    judge.seen.update(_FIRST_RUN["seen"])
+    return copy_of(folder, tmp_path / "p"), api.anthropic_env()
+
+
+def judge_calls(api: FakeAPI) -> int:
+    """Judge requests since the project was new: the first run's, then this test's."""
+    return PER_ROUND + api.count(MESSAGES)
+
+
+def rejudge(cli: InProcess, project: Project, env: dict[str, str], *args: str) -> Run:
+    return cli.run(project, "rejudge", *args, env=env)
 
 
 def report(project: Project) -> dict[str, Any]:
@@ -115,22 +147,22 @@ def criterion(data: dict[str, Any], case: str, entry: str) -> dict[str, Any]:
     return next(c for c in data["criteria"] if c["case"] == case and c["id"] == entry)
 
 
-def test_repeats_are_cached_so_only_new_ones_cost_judge_calls(tmp_path: Path, api: FakeAPI) -> None:
-    project, env = make(tmp_path, api)
-    five = rejudge(project, env, "5")
+def test_repeats_are_cached_so_only_new_ones_cost_judge_calls(stored: Stored, cli: InProcess, api: FakeAPI) -> None:
+    project, env = stored
+    five = rejudge(cli, project, env, "5")
     assert five.code == 0, five.out + five.err
     assert five.agent_calls == 0
-    assert api.count(MESSAGES) == PER_ROUND + 5 * PER_ROUND  # the stored grade is repeat 0: not judged again
+    assert judge_calls(api) == PER_ROUND + 5 * PER_ROUND  # the stored grade is repeat 0: not judged again
     assert "judge calls: 60 made, 12 reused from the store; 0 agent calls" in five.out
 
-    again = rejudge(project, env, "5")
+    again = rejudge(cli, project, env, "5")
     assert again.code == 0 and again.agent_calls == 0
-    assert api.count(MESSAGES) == 6 * PER_ROUND  # rejudge 5, then rejudge 5: no judge call
+    assert judge_calls(api) == 6 * PER_ROUND  # rejudge 5, then rejudge 5: no judge call
     assert "judge calls: 0 made, 72 reused" in again.out
 
-    seven = rejudge(project, env, "7")
+    seven = rejudge(cli, project, env, "7")
     assert seven.code == 0 and seven.agent_calls == 0
-    assert api.count(MESSAGES) == 8 * PER_ROUND  # exactly 2 more per judged cell and judge
+    assert judge_calls(api) == 8 * PER_ROUND  # exactly 2 more per judged cell and judge
     data = report(project)
     assert data["repeats"] == 7 and data["verdicts_per_cell"] == 8
     assert data["calls"] == {"made": 2 * PER_ROUND, "reused": 6 * PER_ROUND}
@@ -138,29 +170,29 @@ def test_repeats_are_cached_so_only_new_ones_cost_judge_calls(tmp_path: Path, ap
     # Then a normal run: every grade is still the stored one.
     run = project.run(env=env)
     assert run.code == 0 and run.agent_calls == 0 and run.grades == 0
-    assert api.count(MESSAGES) == 8 * PER_ROUND
+    assert judge_calls(api) == 8 * PER_ROUND
 
 
-def test_editing_one_rubric_rejudges_only_that_cases_cells(tmp_path: Path, api: FakeAPI) -> None:
-    project, env = make(tmp_path, api)
-    assert rejudge(project, env, "3").code == 0
-    before = api.count(MESSAGES)
+def test_editing_one_rubric_rejudges_only_that_cases_cells(stored: Stored, cli: InProcess, api: FakeAPI) -> None:
+    project, env = stored
+    assert rejudge(cli, project, env, "3").code == 0
+    before = judge_calls(api)
     project.replace("alpha.eval.yaml", "Is the farewell warm?", "Is the farewell warm and brief?")
-    edited = rejudge(project, env, "3")
+    edited = rejudge(cli, project, env, "3")
     assert edited.code == 0, edited.out + edited.err
     assert edited.agent_calls == 0
     # part's 4 cells × (its new grade + 3 repeats) × 1 judge; greet's are all reused
-    assert api.count(MESSAGES) - before == 4 * 4
+    assert judge_calls(api) - before == 4 * 4
     assert "judge calls: 16 made, 32 reused" in edited.out
     # The grades it made are the run's own: the next run judges nothing.
     run = project.run(env=env)
     assert run.code == 0 and run.agent_calls == 0 and run.grades == 0
-    assert api.count(MESSAGES) - before == 16
+    assert judge_calls(api) - before == 16
 
 
-def test_the_report_says_which_criterion_the_judge_decides(tmp_path: Path, api: FakeAPI) -> None:
-    project, env = make(tmp_path, api)
-    done = rejudge(project, env, "5", "--format", "json")
+def test_the_report_says_which_criterion_the_judge_decides(stored: Stored, cli: InProcess, api: FakeAPI) -> None:
+    project, env = stored
+    done = rejudge(cli, project, env, "5", "--format", "json")
     assert done.code == 0, done.out + done.err
     printed = json.loads(done.out)
     data = report(project)
@@ -200,16 +232,17 @@ def test_the_report_says_which_criterion_the_judge_decides(tmp_path: Path, api: 
     assert "wrote .skillmake/reports/alpha/judge-noise.json" in text.out
 
 
-def test_cells_without_a_stored_trial_are_skipped_never_run(tmp_path: Path, api: FakeAPI, judge: Judge) -> None:
-    project, env = make(tmp_path, api)
+def test_cells_without_a_stored_trial_are_skipped_never_run(stored: Stored, cli: InProcess,
+                                                            api: FakeAPI, judge: Judge) -> None:
+    project, env = stored
     project.replace("alpha.eval.yaml", "trials: 2", "trials: 3")
-    keyless = rejudge(project, {"ANTHROPIC_BASE_URL": api.url}, "2")
+    keyless = rejudge(cli, project, {"ANTHROPIC_BASE_URL": api.url}, "2")
     assert keyless.code == 3 and "ANTHROPIC_API_KEY" in keyless.err and "Traceback" not in keyless.err
-    assert api.count(MESSAGES) == PER_ROUND  # the judge's credentials are checked before any call
-    done = rejudge(project, env, "2", "-k", "greet and with_skill", "--format", "json")
+    assert judge_calls(api) == PER_ROUND  # the judge's credentials are checked before any call
+    done = rejudge(cli, project, env, "2", "-k", "greet and with_skill", "--format", "json")
     assert done.code == 0, done.out + done.err
     assert done.agent_calls == 0
-    assert api.count(MESSAGES) == PER_ROUND + 2 * 2 * 2  # 2 stored with_skill cells × 2 repeats × 2 judges
+    assert judge_calls(api) == PER_ROUND + 2 * 2 * 2  # 2 stored with_skill cells × 2 repeats × 2 judges
     data = report(project)
     assert data["selection"] == "-k 'greet and with_skill'"
     why = "its trial is not stored: run it first (skillmake trial:alpha/greet/with_skill/2)"
@@ -223,37 +256,39 @@ def test_cells_without_a_stored_trial_are_skipped_never_run(tmp_path: Path, api:
         return judge(request)
 
     api.script = failing
-    broken = rejudge(project, env, "3", "-k", "greet and with_skill", "--format", "json")
+    broken = rejudge(cli, project, env, "3", "-k", "greet and with_skill", "--format", "json")
     assert broken.code == 0, broken.out + broken.err
-    assert api.count(MESSAGES) == PER_ROUND + 8 + 3  # cell 0: both judges; cell 1: the rubric failed, so no more
+    assert judge_calls(api) == PER_ROUND + 8 + 3  # cell 0: both judges; cell 1: the rubric failed, so no more
     data = report(project)
     assert data["cells"] == 1 and [c["cells"] for c in data["criteria"]] == [1, 1]
     [incomplete] = data["incomplete"]
     assert incomplete["cell"] == "alpha/greet/with_skill/1" and incomplete["repeat"] == 3
     assert "HTTP 400" in incomplete["error"] and "this judge is down" in incomplete["error"]
     api.script = judge
-    healed = rejudge(project, env, "3", "-k", "greet and with_skill")
-    assert healed.code == 0 and api.count(MESSAGES) == PER_ROUND + 8 + 3 + 2
+    healed = rejudge(cli, project, env, "3", "-k", "greet and with_skill")
+    assert healed.code == 0 and judge_calls(api) == PER_ROUND + 8 + 3 + 2
     assert report(project)["incomplete"] == [] and report(project)["cells"] == 2
     # Nothing to judge: no credentials needed.
-    text = rejudge(project, {"ANTHROPIC_BASE_URL": api.url}, "2", "--case", "greet", "--tag", "nothing-has-this")
+    text = rejudge(cli, project, {"ANTHROPIC_BASE_URL": api.url}, "2", "--case", "greet", "--tag", "nothing-has-this")
     assert text.code == 0 and "nothing to re-judge" in text.out and text.agent_calls == 0
 
 
 @pytest.fixture
-def unrun(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Project:
-    """The project, never run, as the current one of this process (noise.main called in-process)."""
+def unrun(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Project]:
+    """The project, never run, as the current one of this process (noise.main called in-process; what it leaves in
+    the process, a run id and the run lock among it, is put back afterwards)."""
     project = Project.empty(tmp_path / "p", {
         "agent.py": AGENT,
         "skills/alpha/SKILL.md": "---\nname: alpha\ndescription: shouts\n---\nAnswer in UPPERCASE.\n",
         "alpha.eval.yaml": SPEC,
     })
     monkeypatch.setenv("SKILLMAKE_ROOT", str(project.root))
-    return project
+    with command_state():
+        yield project
 
 
 @pytest.mark.parametrize(("args", "message"), [
-    ([], "the following arguments are required: N"),
+    ([], "say how many more times to judge each stored output"),
     (["many"], "N must be a whole number"),
     (["0"], "N must be at least 1"),
     (["2", "alpah"], "no spec named 'alpah'; did you mean 'alpha'?"),
@@ -265,7 +300,7 @@ def unrun(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Project:
 ])
 def test_usage_errors_exit_3_in_one_message(unrun: Project, capsys: pytest.CaptureFixture[str], args: list[str],
                                             message: str) -> None:
-    from skillmake.judges import noise
+    from skillmake.commands import rejudge as noise
 
     assert noise.main(args) == 3
     out, err = capsys.readouterr()
@@ -275,7 +310,7 @@ def test_usage_errors_exit_3_in_one_message(unrun: Project, capsys: pytest.Captu
 
 def test_help_and_a_project_without_specs(unrun: Project, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                           capsys: pytest.CaptureFixture[str]) -> None:
-    from skillmake.judges import noise
+    from skillmake.commands import rejudge as noise
 
     assert noise.main(["--help"]) == 0
     assert "Fleiss' kappa" in capsys.readouterr().out
@@ -288,7 +323,7 @@ def test_help_and_a_project_without_specs(unrun: Project, tmp_path: Path, monkey
 
 def test_an_invalid_spec_exits_2_and_the_others_are_still_rejudged(unrun: Project,
                                                                    capsys: pytest.CaptureFixture[str]) -> None:
-    from skillmake.judges import noise
+    from skillmake.commands import rejudge as noise
 
     unrun.write("beta.eval.yaml", SPEC.replace("trials: 2", "trials: many"))
     assert noise.main(["2", "beta"]) == 2
@@ -299,24 +334,24 @@ def test_an_invalid_spec_exits_2_and_the_others_are_still_rejudged(unrun: Projec
     assert "skipped alpha/greet/with_skill/0: its trial is not stored" in out and unrun.calls() == []
 
 
-def test_temperature_is_sent_recorded_and_keyed(tmp_path: Path, api: FakeAPI, judge: Judge) -> None:
-    project, env = make(tmp_path, api)
-    assert set(judge.temperatures) == {"unset"}  # without judge.temperature, none is sent to anthropic
+def test_temperature_is_sent_recorded_and_keyed(stored: Stored, cli: InProcess, api: FakeAPI,
+                                                judge: Judge) -> None:
+    project, env = stored  # its first run sent no temperature: `first_run` checks that where it is made
     project.replace("alpha.eval.yaml", "model: claude-sonnet-4-6}", "model: claude-sonnet-4-6, temperature: 0.5}")
     run = project.run(env=env)
     assert run.code == 0, run.out + run.err
     assert run.agent_calls == 0 and run.grades == 8  # the 8 judged cells re-grade; plain's grades stay
-    assert api.count(MESSAGES) == 2 * PER_ROUND
-    assert judge.temperatures[PER_ROUND:] == [0.5] * PER_ROUND
-    done = rejudge(project, env, "1", "--format", "json")
-    assert done.code == 0 and api.count(MESSAGES) == 3 * PER_ROUND  # new grade keys: new repeats
+    assert judge_calls(api) == 2 * PER_ROUND
+    assert judge.temperatures == [0.5] * PER_ROUND
+    done = rejudge(cli, project, env, "1", "--format", "json")
+    assert done.code == 0 and judge_calls(api) == 3 * PER_ROUND  # new grade keys: new repeats
     assert report(project)["judges"] == [{"provider": "anthropic", "model": "claude-sonnet-4-6", "temperature": 0.5,
                                           "temperature_sent": True}]
     # Taking the setting out again is the spec as it was: its grades and repeats are all reused.
     project.replace("alpha.eval.yaml", ", temperature: 0.5}", "}")
     back = project.run(env=env)
     assert back.code == 0 and back.agent_calls == 0 and back.grades == 0
-    assert api.count(MESSAGES) == 3 * PER_ROUND
+    assert judge_calls(api) == 3 * PER_ROUND
 
 
 EXAMPLES = REPO / "tests" / "data" / "schemas"

@@ -8,9 +8,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from .project import Project, Run
-
-DODO = "from skillmake.dodo import *  # noqa: F403\n"
+from .project import Project, Run, copy_of, populated_with_dodo
 
 
 def doit(project: Project, *args: str, env: dict[str, str] | None = None) -> Run:
@@ -29,13 +27,9 @@ def replaced(project: Project) -> list[dict]:
 
 
 @pytest.fixture
-def project(tmp_path: Path) -> Project:
-    p = Project(tmp_path / "proj")
-    p.write("dodo.py", DODO)
-    first = doit(p)
-    assert first.code == 0, first.err + first.out
-    assert first.agent_calls == 24
-    return p
+def project(tmp_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Project:
+    """The project with the three-line dodo.py after its first plain `doit` run, copied from one built once."""
+    return copy_of(populated_with_dodo(tmp_path_factory), tmp_path / "proj")
 
 
 def test_resample_runs_exactly_the_selected_trials_again_then_nothing(project: Project) -> None:

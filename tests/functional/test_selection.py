@@ -12,9 +12,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from .project import Project, Run
-
-DODO = "from skillmake.dodo import *  # noqa: F403\n"
+from .project import DODO, Project, Run, copy_of, template
 
 
 def doit(project: Project, *args: str, env: dict[str, str] | None = None) -> Run:
@@ -30,9 +28,8 @@ def row(rep: dict, case: str, arm: str) -> dict:
     return next(r for r in rep["rows"] if r["case"] == case and r["arm"] == arm)
 
 
-@pytest.fixture
-def project(tmp_path: Path) -> Project:
-    p = Project(tmp_path / "proj")
+def tagged(root: Path) -> Project:
+    p = Project(root)
     p.write("dodo.py", DODO)
     p.replace("alpha.eval.yaml", "  - id: three\n", "  - id: three\n    tags: [slow, files]\n")
     p.replace("beta.eval.yaml", "  - id: five\n", "  - id: five\n    tags: [slow]\n")
@@ -40,6 +37,12 @@ def project(tmp_path: Path) -> Project:
     assert first.code == 0, first.err + first.out
     assert first.agent_calls == 24
     return p
+
+
+@pytest.fixture
+def project(tmp_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Project:
+    """The tagged project after its first run: a copy of one built once (the first run is the same every time)."""
+    return copy_of(template(tmp_path_factory, "selection", tagged), tmp_path / "proj")
 
 
 def test_k_runs_only_matching_stale_cells_and_refreshes_their_report(project: Project) -> None:

@@ -55,11 +55,27 @@ def _key(error: Any) -> tuple[Any, ...]:
             repr(error.instance), context)
 
 
-def _agree(instance: Any) -> int:
-    fast = draft7.Validator(load_schema(SPEC))
+class _Reference:
+    """jsonschema's errors (sorted keys) for a schema, each distinct instance validated once. Random edits repeat
+    themselves (of the 600 edits of the spec below, 405 differ) and jsonschema spends ~15 ms on an instance of the
+    spec, ours under 1 ms: ours still validates every edit; a repeat's reference errors come from memory."""
+
+    def __init__(self, schema: Any) -> None:
+        self.validator = Draft7Validator(schema)
+        self.known: dict[str, list[tuple[Any, ...]]] = {}
+
+    def keys(self, instance: Any) -> list[tuple[Any, ...]]:
+        exact = repr(instance)  # the same repr: the same types, values and key order
+        if exact not in self.known:
+            self.known[exact] = sorted((_key(e) for e in self.validator.iter_errors(instance)), key=repr)
+        return self.known[exact]
+
+
+def _agree(instance: Any, fast: draft7.Validator | None = None, reference: _Reference | None = None) -> int:
+    fast = draft7.Validator(load_schema(SPEC)) if fast is None else fast
     ours = sorted((_key(e) for e in fast.iter_errors(instance)), key=repr)
     assert fast.is_valid(instance) == (not ours)
-    theirs = sorted((_key(e) for e in Draft7Validator(load_schema(SPEC)).iter_errors(instance)), key=repr)
+    theirs = (_Reference(load_schema(SPEC)) if reference is None else reference).keys(instance)
     assert ours == theirs
     return len(ours)
 
@@ -102,9 +118,10 @@ def test_agrees_with_jsonschema_on_random_edits() -> None:
     rng = random.Random(20261122)
     bases = [read_source(str(REPO / "tests/data/valid" / n)).data
              for n in ("full.eval.yaml", "minimal.eval.yaml", "command_skill.eval.json")]
+    fast, reference = draft7.Validator(load_schema(SPEC)), _Reference(load_schema(SPEC))
     failing = 0
     for i in range(600):
-        failing += bool(_agree(_mutations(bases[i % len(bases)], rng)))
+        failing += bool(_agree(_mutations(bases[i % len(bases)], rng), fast, reference))
     assert failing > 300  # the edits really break things
 
 
@@ -173,11 +190,11 @@ def test_agrees_with_jsonschema_on_every_schema_example(path: Path) -> None:
 @pytest.mark.parametrize("name", sorted({p.parts[-3] for p in EXAMPLES if p.parts[-2] == "good"}))
 def test_agrees_with_jsonschema_on_random_edits_of_every_schema(name: str) -> None:
     schema = load_schema(f"{name}.schema.json")
-    fast, reference = draft7.Validator(schema), Draft7Validator(schema)
+    fast, reference = draft7.Validator(schema), _Reference(schema)
     bases = [_parsed(p) for p in EXAMPLES if p.parts[-3] == name and p.parts[-2] == "good"]
     rng = random.Random(name)
     for i in range(300):
         instance = _mutations(bases[i % len(bases)], rng)
         ours = sorted((_key(e) for e in fast.iter_errors(instance)), key=repr)
-        assert ours == sorted((_key(e) for e in reference.iter_errors(instance)), key=repr)
+        assert ours == reference.keys(instance)
         assert fast.is_valid(instance) == (not ours)
