@@ -109,19 +109,30 @@ def shared_client(make: Callable[..., Any], **options: Any) -> Any:
     Keyed by a digest of the options and the whole environment (the SDKs read keys, base URLs, proxies and
     credential files through it when a client is made), so a changed setting gets a new client and no key is held
     anywhere but in the client itself; and by process id, so a forked worker never shares its parent's sockets.
-    A client pushed out of the cache is closed at garbage collection, once no call still uses it.
+    A client pushed out of the cache is closed at once (left to garbage collection, its pooled sockets would be
+    reported unclosed at a random later moment); with eight endpoints kept, one still in use is not pushed out.
     """
     seen = repr((sorted(options.items()), sorted(os.environ.items())))
     key = (os.getpid(), make, hashlib.sha256(seen.encode()).hexdigest())
+    evicted = None
     with _CLIENTS_LOCK:  # held while a client is made, so that threads starting together make one, not several
         client = _CLIENTS.get(key)
         if client is None:
             client = _CLIENTS[key] = make(**options)
             if len(_CLIENTS) > _MAX_CLIENTS:
-                _CLIENTS.popitem(last=False)
+                evicted = _CLIENTS.popitem(last=False)[1]
         else:
             _CLIENTS.move_to_end(key)
+    if evicted is not None:
+        _close(evicted)
     return client
+
+
+def _close(client: Any) -> None:
+    try:
+        client.close()
+    except Exception:  # closing must never turn a finished call into a traceback
+        pass
 
 
 @atexit.register
@@ -131,10 +142,7 @@ def _close_clients() -> None:
         mine = [client for (pid, _, _), client in _CLIENTS.items() if pid == os.getpid()]
         _CLIENTS.clear()
     for client in mine:
-        try:
-            client.close()
-        except Exception:  # closing at exit must never turn a finished run into a traceback
-            pass
+        _close(client)
 
 
 def _usage(message: Any, model: str, attempts: int) -> Usage:
