@@ -150,3 +150,26 @@ def test_an_agent_without_activation_is_reported_as_not_run(tmp_path: Path, kind
     section = trigger_section(spec, [], skill="kids")
     assert section["skipped"].startswith(f"the {kind} agent shows no skill activation")
     assert trigger_reasons(spec, section) == [] and trigger_gates(spec, section) == []
+
+
+def test_pins_at_the_edges(tmp_path: Path) -> None:
+    """A rate exactly at the threshold fires; a run without a result has no triggered value; with neither precision
+    nor recall, F1 is 0; a spec without a skill, or with a prompt file, says why nothing ran."""
+    spec = _spec(tmp_path)
+    pos, pos2, neg = spec.trigger_tests.queries
+    runs = [(pos, 0, _record(["kids"])), (pos, 1, _record([])), (pos, 2, _record([], "error")),
+            (pos2, 0, _record([])), (neg, 0, _record(["kids"]))]
+    section = trigger_section(spec, runs, skill="kids")
+    first = section["queries"][0]
+    assert (first["trigger_rate"], first["pass"]) == (0.5, True)
+    assert [t["triggered"] for t in first["trials"]] == [True, False, None]
+    none = trigger_section(spec, [(pos2, 0, _record([])), (neg, 0, _record(["kids"]))], skill="kids")
+    assert (none["summary"]["precision"], none["summary"]["recall"], none["summary"]["f1"]) == (0.0, 0.0, 0.0)
+    from dataclasses import replace
+
+    from skillmake.model import Skill
+    from skillmake.results.triggers import skip_reason
+
+    assert skip_reason(replace(spec, skill=Skill(name="none", path=spec.path, kind="none"))) is not None
+    assert skip_reason(replace(spec, skill=Skill(name="p", path="/p/prompt.xml", kind="prompt"))) is not None
+    assert skip_reason(spec) is None
