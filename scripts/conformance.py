@@ -37,6 +37,8 @@ PK = U + "test_caliper_pass_at_k.py::"
 EH, PR = F + "test_eva_history.py::", F + "test_promote.py::"
 CU, CO, CB = U + "test_caliper_flags.py::", F + "test_caliper_output.py::", F + "test_caliper_baseline.py::"
 SN = F + "test_snapshots.py::"
+CC, CFL = F + "test_clauditor_cli.py::", U + "test_clauditor_flags.py::"
+CD = U + "test_caliper_run_defaults.py::"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -67,9 +69,14 @@ FORMATS: dict[str, tuple[Row, ...]] = {
         row("clauditor keys (`variance`, `test_args`, …) written in a skillmake spec", "supported", "told what "
             "skillmake writes instead, not a fuzzy 'did you mean'",
             U + "test_clauditor_edges.py::test_a_clauditor_key_in_a_native_spec_says_what_skillmake_writes"),
-        row("clauditor's exit codes (0 / 1 failed / 2 input error / 3 API error)", "partial", "0, 1 and 2 mean the "
-            "same; skillmake's usage errors and missing credentials are 3 and no spec is 5 where clauditor says 2",
-            CF + "test_a_failing_output_exits_1_and_says_which_check_failed",
+        row("clauditor's exit codes (0 / 1 failed / 2 input error / 3 API error)", "supported", "`skillmake clauditor "
+            "…` exits as clauditor: 2 for a bad flag, no such skill, an invalid spec or missing credentials, 3 when a "
+            "grade could not be judged (judge_error); plain `skillmake` keeps its own table (README, Exit codes)",
+            CFL + "test_skillmakes_exit_codes_as_clauditors",
+            CC + "test_input_errors_are_exit_2_with_the_fix_and_run_nothing",
+            CC + "test_an_invalid_spec_is_exit_2_located_in_its_own_lines",
+            CC + "test_missing_judge_credentials_are_exit_2_before_any_run",
+            CC + "test_a_judge_that_cannot_be_reached_is_exit_3",
             F + "test_clauditor_discovery.py::test_a_variable_clauditor_refuses_is_a_located_error_and_exit_2"),
         row("`skill_name`, `description`", "supported", "→ the case id (a valid id) and `description`",
             CL_U + "test_one_case_named_after_the_skill_with_test_args"),
@@ -124,8 +131,51 @@ FORMATS: dict[str, tuple[Row, ...]] = {
             "`error` (never cached); `false` grades it",
             HU + "test_a_one_turn_run_that_ends_asking_a_question_is_a_hang",
             CL_F + "test_a_run_that_stops_to_ask_a_question_is_an_interactive_hang"),
-        row("clauditor's other CLI flags (`--harness`, `--baseline`, `--json`, …)", "gap", "spec fields or "
-            "skillmake's own options stand in (`--judge-model`, `--timeout`, `--trials`); no flag-for-flag mirror"),
+        row("`clauditor grade` / `validate` / `triggers SKILL.md` command lines", "supported", "`skillmake clauditor "
+            "CMD SKILL.md [FLAGS]`: the spec found as clauditor finds it (`<stem>.eval.json` beside the skill, or "
+            "`--eval PATH`), run incrementally (a repeat runs nothing; validate and grade share trials); `validate` "
+            "runs the assertions only and needs no judge",
+            CC + "test_grade_runs_and_judges_once_then_nothing_and_validate_reuses_the_trials",
+            CC + "test_validate_runs_the_skill_and_its_assertions_with_no_model",
+            CC + "test_a_failed_assertion_is_exit_1_with_the_evidence",
+            CC + "test_triggers_runs_only_the_trigger_trials_with_clauditors_exit_code",
+            CC + "test_the_skill_is_found_by_its_skill_md_and_the_eval_flag_wins"),
+        row("what `clauditor grade` gates on", "partial", "everything the spec declares (assertions and sections too, "
+            "and the thresholds), where clauditor's grade gates on the criteria alone: a pass here passes both "
+            "clauditor's grade and validate", CC + "test_a_failed_assertion_is_exit_1_with_the_evidence"),
+        row("`--harness`, `--transport`, `--grading-provider` (flag > CLAUDITOR_* > field > auto)", "supported",
+            "on `skillmake clauditor …` and on a plain run (for clauditor specs)",
+            CFL + "test_the_harness_flag_beats_the_variable_which_beats_the_field",
+            CFL + "test_judge_flags_beat_the_variables_and_the_fields",
+            CFL + "test_a_run_takes_clauditors_flags_and_spec_selection",
+            CC + "test_flags_beat_the_environment_which_beats_the_spec"),
+        row("`--variance N`, `--model`, `--timeout`", "supported", "1 + N runs, as clauditor counts them (only the new "
+            "ones run); the grading model; each run's timeout",
+            CC + "test_variance_is_one_plus_n_runs_and_only_the_new_ones_run",
+            CC + "test_flags_beat_the_environment_which_beats_the_spec"),
+        row("`--sync-tasks`, `--no-api-key` (and `--transport cli` implying it)", "supported", "the agent's setting "
+            "(in the trial key); claude gets CLAUDE_CODE_OAUTH_TOKEN and no API key (not in any key)",
+            CC + "test_sync_tasks_reaches_claude_and_is_a_new_agent_setting",
+            CC + "test_no_api_key_gives_claude_the_subscription_token_only",
+            CC + "test_transport_cli_implies_no_api_key_and_says_so"),
+        row("`--baseline`, `--min-baseline-delta`", "supported", "the without_skill arm for this run; exit 1 when the "
+            "skill's pass rate is more than F below its baseline's (needs --baseline, not with --output, as clauditor)",
+            CC + "test_min_baseline_delta_fails_a_skill_worse_than_no_skill",
+            CC + "test_input_errors_are_exit_2_with_the_fix_and_run_nothing"),
+        row("`--json`, `--dry-run`, `--output`", "partial", "`--json` prints skillmake's report.json (grade), the "
+            "assertion results (validate) or the trigger section (triggers) alone on stdout, not clauditor's "
+            "envelope; `--dry-run` prints what would run and the cost (`explain`), not the prompt",
+            CC + "test_json_puts_the_report_alone_on_stdout",
+            CC + "test_dry_run_says_what_would_run_and_runs_nothing",
+            CC + "test_captured_output_is_graded_or_checked_without_running_the_skill"),
+        row("`--iteration`, `--force`, `--diff`, `--only-criterion`, `--no-transcript`", "refused", "no iteration "
+            "slots (every run is a history row; the summary shows Δ previous), criteria are judged together and "
+            "cached, so a subset saves nothing: each refused (exit 2) saying so; `--no-transcript` is accepted "
+            "(transcripts are part of each trial's record)",
+            CC + "test_input_errors_are_exit_2_with_the_fix_and_run_nothing"),
+        row("clauditor's other commands (`capture`, `extract`, `audit`, `trend`, `suggest`, …)", "refused", "exit 2 "
+            "naming what does their job in skillmake (init, compare, view, optimize-description, history.jsonl)",
+            CC + "test_commands_clauditor_has_and_skillmake_does_elsewhere_say_where"),
         row("shared trials with the hand-written native twin", "supported", "proven by counting calls",
             CL_F + "test_a_seed_spec_and_its_native_twin_share_trials_and_verdicts"),
         row("malformed files located at their own `line:col`", "supported", "the corpus in tests/data/seeds",
@@ -182,7 +232,15 @@ FORMATS: dict[str, tuple[Row, ...]] = {
             "per eval in `runs/<spec>/<case>/`; an iteration per change of results, `…Z` timestamps",
             SR_F + "test_eval_metadata_is_written_per_eval",
             SR_F + "test_benchmark_keeps_one_iteration_per_change_of_results"),
-        row("`feedback.json`, trigger optimisation result", "elsewhere", "the review viewer and triggers issues"),
+        row("`feedback.json` (reviews per run)", "supported", "written by `skillmake view` in skill-creator's shape, "
+            "checked against feedback.schema.json; a broken file is never overwritten",
+            U + "test_view_server.py::test_feedback_is_saved_validated_and_shown_again",
+            U + "test_view_server.py::test_feedback_schema_good_and_bad_examples",
+            U + "test_view_server.py::test_a_broken_feedback_file_is_never_overwritten"),
+        row("trigger optimisation result (`best_description`, `iterations[]` train/test scores)", "supported",
+            "`skillmake optimize-description SPEC`: skill-creator's loop and fields, best by test score",
+            F + "test_optimize_description.py::test_calls_per_iteration_and_a_second_run_costs_nothing",
+            F + "test_optimize_description.py::test_the_best_is_chosen_by_test_score_not_train"),
         row("shared trials with the hand-written native twin", "supported", "proven by counting calls",
             SC_F + "test_seed_example_runs_and_shares_trials_with_its_native_twin"),
         row("malformed files located at their own `line:col`", "supported", "the corpus in tests/data/seeds",
@@ -225,9 +283,16 @@ FORMATS: dict[str, tuple[Row, ...]] = {
             CA_U + "test_a_python_syntax_error_in_assert_is_at_its_line_in_the_seed"),
         row("rule: `expect` or `assert`; with both, both must pass", "supported", "located at the task",
             CA_U + "test_a_task_needs_expect_or_assert_located_at_the_task"),
-        row("`--k`, `--workers`, `--timeout`, `--model`", "partial", "`--k` is `--trials`, `--workers` is `-j`; "
-            "caliper's defaults (3, 4, 120) are not applied", CU + "test_k_is_trials_and_workers_is_jobs",
-            CA_F + "test_seed_runs_and_its_native_twin_shares_its_trials_and_verdicts"),
+        row("`--k`, `--workers`, `--timeout`, `--model`", "supported", "`--k` is `--trials`, `--workers` is `-j`; "
+            "caliper's defaults `--k 3` and `--timeout 120` apply to a caliper spec, below the project config's "
+            "`trials`/`timeout` (the command line and `SKILLMAKE_*` beat both); `--workers 4` is parallelism only: "
+            "skillmake's `-j` default (1) stays",
+            CU + "test_k_is_trials_and_workers_is_jobs",
+            CD + "test_a_caliper_spec_runs_with_calipers_defaults",
+            CD + "test_the_project_config_beats_calipers_default",
+            CD + "test_k_and_trials_beat_calipers_default_and_the_environment",
+            CA_F + "test_seed_runs_and_its_native_twin_shares_its_trials_and_verdicts",
+            CA_F + "test_k_and_timeout_on_the_command_line_beat_calipers_defaults_and_keep_its_keys"),
         row("`--judge`", "partial", "`autorater` is what skillmake does; another word is the judge model; "
             "`script`/`autorater-sdk` are refused saying what to do instead",
             CU + "test_judge_autorater_is_the_default_and_another_word_is_a_judge_model",

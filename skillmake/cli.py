@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from collections.abc import Mapping, Sequence
@@ -27,6 +28,8 @@ commands:
   optimize-description SPEC     improve the skill's description on its trigger_tests (skill-creator's loop)
   rejudge N [SPEC…]             judge cached outputs N more times: flip rate and Fleiss' kappa per criterion
   view [SPEC…]                  browse results, outputs and transcripts on 127.0.0.1, with feedback
+  clauditor grade|validate|triggers SKILL.md [FLAGS]
+                                clauditor's own command lines, flags and exit codes (0 1 2 3)
   list, info, clean, forget, …  doit's commands (`skillmake help` lists them; `skillmake CMD --help`)"""
 
 
@@ -34,7 +37,9 @@ def usage() -> str:
     groups = [("options (every command)", cmdline.GLOBAL), ("which cells (run, explain, watch)", cmdline.SELECT),
               ("run settings, for this run only (run, explain, watch)", cmdline.OVERRIDES),
               ("output and parallelism (run)", cmdline.OUTPUT),
-              ("caliper's flags (`caliper run`'s, with caliper's meaning; --model is above)", cmdline.CALIPER)]
+              ("caliper's flags (`caliper run`'s, with caliper's meaning; --model is above)", cmdline.CALIPER),
+              ("clauditor's flags (`clauditor grade`'s: flag > CLAUDITOR_* > spec > auto; `skillmake clauditor` "
+               "takes its whole command line)", cmdline.CLAUDITOR)]
     return (f"skillmake {__version__} — Make-style evals for agent skills\n\n"
             f"usage: skillmake [COMMAND] [OPTIONS] [TASK…]\n\n{COMMANDS}\n\n{cmdline.help_table(groups)}\n"
             "  doit's run options work too: -n N (processes), -P thread|process, -a (always), -c (continue),\n"
@@ -94,13 +99,13 @@ def _main(args: list[str]) -> int:
         return _say(f"skillmake {__version__}\ndoit {doit_version()}")
     console.configure(quiet=inv.quiet, verbose=bool(inv.verbose), color=inv.color)
     if inv.command in ("validate", "report", "watch", "init", "schema", "import", "promote", "compare",
-                       "optimize-description", "view", "rejudge"):
+                       "optimize-description", "view", "rejudge", "clauditor"):
         return _own(inv.command, [*inv.args, *(["--help"] if inv.help else [])])
     if inv.command == "explain":
         if inv.help:
             return _say(f"usage: skillmake explain [OPTIONS] [TASK|CELL|SPEC…]\n\n"
                         f"{cmdline.help_table([('options', cmdline.EXPLAIN + cmdline.SELECT + cmdline.OVERRIDES)])}")
-        _set_run_options(inv)
+        set_run_options(inv)
         from .commands.specs import explain
 
         return explain(inv)
@@ -111,7 +116,7 @@ def _main(args: list[str]) -> int:
 
         return doit_help(inv.command)
     if inv.command == "run":
-        _set_run_options(inv)
+        set_run_options(inv)
     code = _run_doit(list(inv.doit_args), verbose=bool(inv.verbose) and inv.command == "run")
     if inv.command == "run" and inv.output is not None:
         from .commands.output import write_output
@@ -165,6 +170,10 @@ def _own(command: str, args: list[str]) -> int:
         from .commands.rejudge import main as rejudge_main
 
         return rejudge_main(args)
+    if command == "clauditor":
+        from .commands.clauditor import main as clauditor_main
+
+        return clauditor_main(args)
     if command == "view":
         from .view.command import main as view_main
 
@@ -180,32 +189,50 @@ def _doit_commands() -> Mapping[str, tuple[cmdline.Opt, ...]]:
     return {name: cmdline.doit_table(options) for name, options in doit_options().items()}
 
 
-def _set_run_options(inv: cmdline.Invocation) -> None:
-    """Hand skillmake's own run options to the modules that read them (build.select, overrides)."""
+def set_run_options(inv: cmdline.Invocation, *, only: str | None = None) -> None:
+    """Hand skillmake's own run options to the modules that read them (build.select, overrides, the clauditor
+    adapter, the claude-code agent). `only`: "cases" or "triggers" (the clauditor front end's commands)."""
     from .build import select
 
-    select.set_command_line(k=inv.k, tags=inv.tags, failed=inv.failed, resample=inv.resample)
+    select.set_command_line(k=inv.k, tags=inv.tags, failed=inv.failed, resample=inv.resample, specs=inv.specs,
+                            only=only)
     from . import overrides
 
     overrides.set_command_line(dict(inv.overrides))
-    _set_baseline(inv.baseline)
+    from .adapters.clauditor import FLAGS_VAR
+    from .agents.claude_code import NO_API_KEY_VAR
+
+    # Through the environment, so doit's worker processes see them too.
+    _set_env(overrides.BASELINE_VAR, "1" if inv.baseline else None)  # caliper's --baseline (overrides.apply)
+    _set_env(FLAGS_VAR, json.dumps(dict(inv.clauditor)) if inv.clauditor else None)
+    _set_env(NO_API_KEY_VAR, "1" if inv.no_api_key else None)
 
 
-def _set_baseline(wanted: bool) -> None:
-    """caliper's --baseline: every spec gets its without_skill arm for this run (overrides.apply adds it, read
-    through the environment so worker processes see it too)."""
-    from . import overrides
+def run_with(args: list[str], *, only: str | None = None) -> int:
+    """A run, or `explain …`, from a command line another front end built (`skillmake clauditor`), narrowed by
+    `only` to one kind of trial ("cases", "trials": the cases' trials without grading them, "triggers")."""
+    inv = cmdline.parse(args, doit_commands=_doit_commands)
+    console.configure(quiet=inv.quiet, verbose=bool(inv.verbose), color=inv.color)
+    set_run_options(inv, only=only)
+    if inv.command == "explain":
+        from .commands.specs import explain
 
-    var = overrides.BASELINE_VAR
-    if wanted:
-        os.environ[var] = "1"
-        _BASELINE_SET[0] = True
-    elif _BASELINE_SET[0]:  # a later run in this process (watch) without the flag; a user's own export stays
+        return explain(inv)
+    return _run_doit(list(inv.doit_args), verbose=bool(inv.verbose))
+
+
+def _set_env(var: str, value: str | None) -> None:
+    """Set `var` for this run; a later run in this process (watch) without the flag takes away only what an
+    earlier one set here (a user's own export stays)."""
+    if value is not None:
+        os.environ[var] = value
+        _SET_HERE.add(var)
+    elif var in _SET_HERE:
         os.environ.pop(var, None)
-        _BASELINE_SET[0] = False
+        _SET_HERE.discard(var)
 
 
-_BASELINE_SET = [False]  # whether _set_baseline put the variable there (and so may take it away)
+_SET_HERE: set[str] = set()  # the variables set_run_options put into the environment
 
 
 def _run_doit(args: list[str], *, verbose: bool = False) -> int:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 # Exit codes: this table is the one place they are written down. `--help` prints it and the README's
@@ -114,3 +115,13 @@ class StoreError(SkillmakeError):
 
 class RecordError(SkillmakeError):
     """A record does not match its schema."""
+
+
+def did_you_mean(word: str, choices: Iterable[str], *, quote: bool = True) -> str:
+    """"; did you mean 'x'?" for the closest of `choices` to a mistyped `word`, or "" when none is close."""
+    import difflib
+
+    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
+    if not close:
+        return ""
+    return f"; did you mean {close[0]!r}?" if quote else f"; did you mean {close[0]}?"

@@ -178,6 +178,12 @@ def translate(seed: str, *, root: str, config: Config, out: str, fmt: str | None
     if getattr(translation, "agent_is_default", False) and "kind" in config.agent:
         _project_agent(data, config, seed=seed, root=root, comments=comments)
     rebase(data, old=os.path.dirname(seed), new=os.path.dirname(out))
+    from .overrides import format_defaults
+
+    for name, value in format_defaults(fmt).items():  # what the seed's own runner does, which its file cannot say
+        if name not in data and getattr(config, name, None) is None:
+            data[name] = int(value) if isinstance(value, float) and value.is_integer() else value
+            comments.setdefault(f"/{name}", []).append(f"{fmt} run's default, which a {fmt} file cannot write")
     origin = dict(translation.origin)
     for note in translation.notes:
         comments.setdefault(_note_place(note, origin, data), []).append(note)

@@ -1,4 +1,5 @@
-"""Run settings and where each value comes from: command line > environment > spec > project config > default.
+"""Run settings and where each value comes from: command line > environment > spec > project config > the default of
+the tool whose format the spec was read from (caliper run's --k 3 and --timeout 120) > skillmake's default.
 
 The settings: `trials`, `timeout`, `model` (the agent's), `judge_model`, `judge_provider` and `jobs`. The
 environment names them SKILLMAKE_TRIALS, SKILLMAKE_TIMEOUT, SKILLMAKE_MODEL, SKILLMAKE_JUDGE_MODEL,
@@ -38,6 +39,26 @@ _command_line: dict[str, str] = {}
 COMMAND_LINE, ENVIRONMENT, SPEC, PROJECT, DEFAULT = "command line", "environment", "spec", "project config", "default"
 DEFAULTS: dict[str, Any] = {"trials": 1, "timeout": 300.0, "model": None, "judge_model": None,
                             "judge_provider": None, "jobs": 1}
+
+
+_FORMAT_DEFAULT = "'s default"
+
+
+def format_default(fmt: str) -> str:
+    """The source of a value that is the default of the tool whose format a spec was read from: "caliper's default"."""
+    return fmt + _FORMAT_DEFAULT
+
+
+def format_defaults(fmt: str | None) -> Mapping[str, Any]:
+    """The run defaults of the tool whose format a spec was read from (`Spec.format`; its adapter's `run_defaults`):
+    what its own runner does when nobody says (caliper run: 3 attempts, 120 s each). A file in that format cannot
+    write them, so they sit just above skillmake's defaults, below the project config; none for a native spec."""
+    if fmt is None:
+        return {}
+    from . import adapters
+
+    found: Mapping[str, Any] = getattr(adapters.adapter(fmt), "run_defaults", {})
+    return found
 
 
 class OverrideError(SkillmakeError):
@@ -129,12 +150,17 @@ def _parse(name: str, raw: str, label: str) -> Any:
     return text
 
 
-def resolve(name: str, *, spec: Any = None, project: Any = None, environ: Mapping[str, str] | None = None) -> Setting:
-    """Setting `name`: command line, environment, the spec's own value, the project config's, the default."""
+def resolve(name: str, *, spec: Any = None, project: Any = None, fmt: str | None = None,
+            environ: Mapping[str, str] | None = None) -> Setting:
+    """Setting `name`: command line, environment, the spec's own value, the project config's, the default of the
+    tool whose format the spec was read from (`fmt`), skillmake's default."""
     given = overridden(name, environ=environ)
     if given is not None:
         return given
-    for value, source in ((spec, SPEC), (project, PROJECT)):
+    layers = [(spec, SPEC), (project, PROJECT)]
+    if fmt is not None:
+        layers.append((format_defaults(fmt).get(name), format_default(fmt)))
+    for value, source in layers:
         if value is not None:
             return Setting(name=name, value=value, source=source)
     return Setting(name=name, value=DEFAULTS[name], source=DEFAULT)
@@ -148,17 +174,21 @@ def jobs(config: Config, *, environ: Mapping[str, str] | None = None) -> Setting
 def spec_settings(spec: Spec, config: Config, *, declared: frozenset[str],
                   environ: Mapping[str, str] | None = None) -> dict[str, Setting]:
     """The run settings of `spec` as loaded (before `apply`). `declared`: the spec file's top-level keys (its
-    `trials: 1` is the spec's value; no `trials:` at all leaves the project config's)."""
+    `trials: 1` is the spec's value; no `trials:` at all leaves the project config's, then the defaults of the
+    tool whose format the spec is in: a caliper file runs 3 trials of 120 s, as `caliper run` does)."""
+    fmt = spec.format
     out = {
         "trials": resolve("trials", spec=spec.trials if "trials" in declared else None, project=config.trials,
-                          environ=environ),
+                          fmt=fmt, environ=environ),
         "timeout": resolve("timeout", spec=spec.timeout if "timeout" in declared else None, project=config.timeout,
-                           environ=environ),
-        "model": resolve("model", spec=spec.agent.model, project=config.agent.get("model"), environ=environ),
+                           fmt=fmt, environ=environ),
+        "model": resolve("model", spec=spec.agent.model, project=config.agent.get("model"), fmt=fmt,
+                         environ=environ),
     }
-    provider = resolve("judge_provider", spec=spec.judge.provider, project=config.judge.get("provider"),
+    provider = resolve("judge_provider", spec=spec.judge.provider, project=config.judge.get("provider"), fmt=fmt,
                        environ=environ)
-    model = resolve("judge_model", spec=spec.judge.model, project=config.judge.get("model"), environ=environ)
+    model = resolve("judge_model", spec=spec.judge.model, project=config.judge.get("model"), fmt=fmt,
+                    environ=environ)
     chosen = (COMMAND_LINE, ENVIRONMENT)
     # A judge model given for this run names its provider (gpt-* is OpenAI): it wins over a provider written down
     # for the old model. A provider given for this run drops a written model of another provider's family.
@@ -202,6 +232,14 @@ def describe(settings: Mapping[str, Setting], *, jobs_setting: Setting | None = 
     if jobs_setting is not None:
         lines.append(jobs_setting.line())
     return lines
+
+
+def format_default_lines(by_spec: Mapping[str, Mapping[str, Setting]]) -> list[str]:
+    """The settings that specs take from their format's defaults, one line each, for `skillmake explain` (beside the
+    command line's, which hold for every spec): `my-skill: trials: 3 (caliper's default)`."""
+    return [f"{spec}: {setting.line()}" for spec, settings in sorted(by_spec.items())
+            for name in SETTINGS if (setting := settings.get(name)) is not None
+            and setting.source.endswith(_FORMAT_DEFAULT)]
 
 
 def _arms(spec: Spec, agent_of: Any) -> tuple[Arm, ...]:

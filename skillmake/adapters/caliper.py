@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Any
 
 from ..source import Source
@@ -14,8 +16,15 @@ JUDGE_PROVIDERS = AGENT_KINDS  # the same four backends judge; the native judge 
 DEFAULT_BACKEND = "claude-code"  # caliper's default for both skill.backend and judge.backend
 
 
+# `caliper run`'s --k and --timeout defaults: what a caliper file runs with when nobody says, below the project
+# config (overrides.py). Not written into the translation: a file cannot declare them, so they must not beat
+# `[tool.skillmake] trials`/`timeout` as a spec's own value would.
+RUN_DEFAULTS: Mapping[str, Any] = MappingProxyType({"trials": 3, "timeout": 120.0})
+
 NOTES = (
-    "caliper run's --k 3 and --timeout 120 defaults are run options: skillmake's trials/timeout settings apply",
+    "caliper run's defaults apply: --k 3 trials and --timeout 120 s, unless the command line (--k, --trials, "
+    "--timeout), the environment (SKILLMAKE_TRIALS, SKILLMAKE_TIMEOUT) or the project config (trials, timeout) says "
+    "otherwise; --workers 4 is parallelism only: skillmake's -j (default 1) applies",
     "caliper's pass@k (1 - (1 - c/k)^k) is reported first, as pass_at_k_caliper, beside skillmake's unbiased "
     "pass_at_k",
     "assert: runs in the trial's workspace after cleanup (caliper: in the spec's folder, before cleanup)",
@@ -39,6 +48,7 @@ def assert_check(text: str) -> dict[str, Any]:
 class CaliperAdapter:
     format = "caliper"
     schema = "caliper.schema.json"
+    run_defaults = RUN_DEFAULTS
 
     def translate(self, src: Source, *, path: str, root: str) -> Translation:
         seed: dict[str, Any] = src.data

@@ -1,9 +1,12 @@
 """clauditor's `<skill>.eval.json`, read unchanged: one case (the skill run with `test_args`) plus spec-wide
 settings, translated into a native spec. The skill is implied by placement (`<name>.md` beside the file, or the
-SKILL.md folder it is in); the agent by clauditor's harness precedence (CLAUDITOR_HARNESS > `harness` > auto)."""
+SKILL.md folder it is in); the agent and the judge by clauditor's precedence: its command-line flag (`--harness`,
+`--transport`, `--grading-provider`, `--sync-tasks`: skillmake takes them too, see FLAGS_VAR), then the CLAUDITOR_*
+variable, then the spec's field, then `auto`."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -27,6 +30,33 @@ ENV_CHOICES: dict[str, tuple[str, tuple[str, ...], str]] = {
     TRANSPORT_ENV: ("transport", ("api", "cli", "auto"), "transport"),
     PROVIDER_ENV: ("grading provider", ("anthropic", "openai", "auto"), "grading_provider"),
 }
+
+
+# clauditor's flags given to this run (`skillmake clauditor grade --harness codex`, or `skillmake --harness codex`):
+# JSON {"harness", "transport", "grading_provider", "sync_tasks"}, set by the front end so doit's workers see it too.
+FLAGS_VAR = "SKILLMAKE_CLAUDITOR_FLAGS"
+FLAG_OPTIONS = {"harness": "--harness", "transport": "--transport", "grading_provider": "--grading-provider",
+                "sync_tasks": "--sync-tasks"}
+
+
+def flags(environ: Mapping[str, str]) -> dict[str, Any]:
+    """clauditor's command-line flags for this run ({} when none were given)."""
+    try:
+        given = json.loads(environ.get(FLAGS_VAR) or "{}")
+    except ValueError:
+        return {}
+    return {k: v for k, v in given.items() if k in FLAG_OPTIONS and v} if isinstance(given, dict) else {}
+
+
+def chosen(environ: Mapping[str, str], var: str) -> tuple[str, str]:
+    """The value that overrides the spec's field for `var`'s setting, and where it came from: clauditor's flag,
+    then the CLAUDITOR_* variable; ("", "") when neither gives one."""
+    key = ENV_CHOICES[var][2]
+    flag = flags(environ).get(key)
+    if flag in ENV_CHOICES[var][1]:
+        return str(flag), FLAG_OPTIONS[key]
+    value = env_value(environ, var)
+    return (value, f"${var}") if value else ("", "")
 
 
 class EnvValueError(SpecError):
@@ -58,9 +88,9 @@ def claude_found(environ: Mapping[str, str]) -> bool:
 
 
 def harness(data: Mapping[str, Any], environ: Mapping[str, str]) -> tuple[str, str]:
-    """The agent kind a clauditor spec runs on, and why: CLAUDITOR_HARNESS, then `harness`, then auto
+    """The agent kind a clauditor spec runs on, and why: --harness, CLAUDITOR_HARNESS, then `harness`, then auto
     (claude-code when claude is found, else codex)."""
-    value, source = env_value(environ, HARNESS_ENV), f"${HARNESS_ENV}"
+    value, source = chosen(environ, HARNESS_ENV)
     if not value:
         value, source = data.get("harness", "auto"), "harness"
     if value == "auto":
@@ -70,10 +100,10 @@ def harness(data: Mapping[str, Any], environ: Mapping[str, str]) -> tuple[str, s
 
 
 def judge_provider(data: Mapping[str, Any], environ: Mapping[str, str]) -> tuple[str, str]:
-    """The judge provider: grading_provider (CLAUDITOR_GRADING_PROVIDER first; auto infers it from the model,
-    falling back to anthropic), then for anthropic the transport (CLAUDITOR_TRANSPORT first): api → the SDK,
-    cli → the claude binary, auto → cli when claude is found."""
-    provider = env_value(environ, PROVIDER_ENV)
+    """The judge provider: grading_provider (--grading-provider, then CLAUDITOR_GRADING_PROVIDER first; auto
+    infers it from the model, falling back to anthropic), then for anthropic the transport (--transport, then
+    CLAUDITOR_TRANSPORT first): api → the SDK, cli → the claude binary, auto → cli when claude is found."""
+    provider = chosen(environ, PROVIDER_ENV)[0]
     if not provider:
         provider = data.get("grading_provider") or "auto"
     if provider == "auto":
@@ -81,7 +111,7 @@ def judge_provider(data: Mapping[str, Any], environ: Mapping[str, str]) -> tuple
         provider = "openai" if _OPENAI_MODEL.match(model) else "anthropic"
     if provider == "openai":
         return "openai", "/grading_provider"
-    transport = env_value(environ, TRANSPORT_ENV)
+    transport = chosen(environ, TRANSPORT_ENV)[0]
     if not transport:
         transport = data.get("transport", "auto")
     if transport == "auto":
@@ -155,6 +185,9 @@ class ClauditorAdapter:
             if key in data:
                 agent[key] = data[key]
                 origin[f"/agent/{key}"] = f"/{key}"
+        if flags(env).get("sync_tasks"):  # clauditor: --sync-tasks wins over the field (it can only turn it on)
+            agent["sync_tasks"] = True
+            notes.append("sync_tasks → true (--sync-tasks)")
         native["agent"] = agent
 
         case: dict[str, Any] = {"id": data.get("skill_name", name or stem), "args": data.get("test_args", "")}

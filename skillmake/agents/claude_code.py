@@ -43,6 +43,20 @@ _CLOUD_VARS = ("CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX", "CLAUDE_CODE
 LOGIN_HINT = ("trials run with a fresh HOME, so `claude /login` cannot help: set ANTHROPIC_API_KEY, or create a "
               "token with `claude setup-token`, export it as CLAUDE_CODE_OAUTH_TOKEN and add "
               "`pass_env: [CLAUDE_CODE_OAUTH_TOKEN]` to the spec's agent")
+# clauditor's --no-api-key for this run: the CLI gets neither ANTHROPIC_API_KEY nor ANTHROPIC_AUTH_TOKEN and
+# authenticates with the subscription token instead (CLAUDE_CODE_OAUTH_TOKEN, passed through without `pass_env`:
+# with a fresh HOME it is the only way a subscription reaches a trial). Not a key input: it changes who pays.
+NO_API_KEY_VAR = "SKILLMAKE_NO_API_KEY"
+_API_KEY_VARS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
+NO_API_KEY_HINT = ("--no-api-key runs claude on a subscription: create a token with `claude setup-token` and export "
+                   "it as CLAUDE_CODE_OAUTH_TOKEN, or drop --no-api-key")
+
+
+def no_api_key(environ: Mapping[str, str] | None = None) -> bool:
+    env = os.environ if environ is None else environ
+    return env.get(NO_API_KEY_VAR, "").strip() not in ("", "0")
+
+
 _SUBTYPE_ERRORS = {
     "error_max_turns": "reached the turn limit (max_turns)",
     "error_max_budget_usd": "reached the spending limit (budget_usd)",
@@ -193,13 +207,21 @@ class ClaudeCodeAgent(CliAgent):
         env["CLAUDE_CONFIG_DIR"] = str(Path(request.home) / ".claude")
         if ep.base_url:
             env.setdefault("ANTHROPIC_BASE_URL", ep.base_url)
-        if ep.api_key:
-            env.setdefault("ANTHROPIC_API_KEY", ep.api_key)
-        if ep.auth_token:
-            env.setdefault("ANTHROPIC_AUTH_TOKEN", ep.auth_token)
+        if no_api_key():
+            for name in _API_KEY_VARS:
+                env.pop(name, None)
+            if os.environ.get("CLAUDE_CODE_OAUTH_TOKEN"):
+                env.setdefault("CLAUDE_CODE_OAUTH_TOKEN", os.environ["CLAUDE_CODE_OAUTH_TOKEN"])
+        else:
+            if ep.api_key:
+                env.setdefault("ANTHROPIC_API_KEY", ep.api_key)
+            if ep.auth_token:
+                env.setdefault("ANTHROPIC_AUTH_TOKEN", ep.auth_token)
         if config.sync_tasks:
             env["CLAUDE_CODE_DISABLE_BACKGROUND_TASKS"] = "1"
         missing = missing_credentials(env, config.flags)
+        if missing and no_api_key():
+            missing = f"claude-code has no subscription token under --no-api-key; {NO_API_KEY_HINT}"
         if missing:  # the CLI would only answer "Not logged in · Please run /login", which cannot help here
             return AgentResult(outcome="error", output="", error=missing, usage=Usage(num_turns=0, requests=0))
         secrets = ep.secrets + tuple(v for k, v in env.items() if k in CREDENTIAL_VARS and v)

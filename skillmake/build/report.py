@@ -8,7 +8,7 @@ from typing import Any
 
 import orjson
 
-from .. import atomic
+from .. import atomic, console
 from ..checkout import Cell, CellRecords, checkout, records_of
 from ..console import write_line
 from ..project import Project, current_run_id
@@ -99,6 +99,8 @@ def build_and_write(project: Project, plan: SpecPlan, *, evaluated: bool = True)
     inputs = report_inputs(keys, labels=settings_digest(plan.spec))
     stamp = {"inputs": inputs, "passed": verdict["passed"], "problems": problems}
     atomic.write_bytes(folder / STAMP, orjson.dumps(stamp))
+    if verdict["passed"] and console.style().quiet:  # -q: only failures and the closing line
+        return None
     previous = {plan.spec.name: published.previous} if published.previous else None
     write_line(sys.stdout, render_summary([report], previous=previous, run_id=run_id))
     freshness = _freshness(plan, cells, run_id)

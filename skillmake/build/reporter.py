@@ -32,7 +32,10 @@ class SkillmakeReporter:
     def __init__(self, outstream: TextIO, options: dict[str, Any]) -> None:
         self.out = outstream or sys.stdout
         self.err = sys.stderr
-        self.style = console.style() if console.style().configured else _style_from_argv(sys.argv[1:])
+        if not console.style().configured:  # plain doit: its -v 0 / -v 2, for the report summaries too
+            derived = _style_from_argv(sys.argv[1:])
+            console.configure(quiet=derived.quiet, verbose=derived.verbose)
+        self.style = console.style()
         self.lock = threading.Lock()
         self.started: dict[str, float] = {}
         self.announced: set[str] = set()

@@ -143,17 +143,22 @@ class Selection:
     tags: tuple[str, ...] = ()
     failed: bool = False
     resample: bool = False
+    specs: tuple[str, ...] = ()  # only these specs (exact names; --spec)
+    # One kind of trial (the clauditor front end's commands): "cases", "trials" (the cases' trials, not to be
+    # graded: no judge is needed), or "triggers".
+    only: str | None = None
 
     @property
     def filters(self) -> bool:
-        return self.expr is not None or bool(self.tags) or self.failed
+        return self.expr is not None or bool(self.tags) or self.failed or bool(self.specs) or self.only is not None
 
     @property
     def active(self) -> bool:
         return self.filters or self.resample
 
     def describe(self) -> str:
-        bits = [f"-k {self.expr.text!r}"] if self.expr else []
+        bits = [f"--spec {name}" for name in self.specs]
+        bits += [f"-k {self.expr.text!r}"] if self.expr else []
         bits += [f"--tag {t}" for t in self.tags]
         bits += ["--failed"] if self.failed else []
         return " ".join(bits)
@@ -162,14 +167,20 @@ class Selection:
 _command_line: dict[str, Any] | None = None
 
 
-def set_command_line(*, k: str | None, tags: Sequence[str], failed: bool, resample: bool) -> None:
+def set_command_line(*, k: str | None, tags: Sequence[str], failed: bool, resample: bool,
+                     specs: Sequence[str] = (), only: str | None = None) -> None:
     """Called by the front end with what it parsed; ExpressionError when `k` does not parse (exit 3).
 
-    What the command line leaves unset (no -k, no --tag, no flag) falls back to the environment."""
+    What the command line leaves unset (no -k, no --tag, no --spec, no flag) falls back to the environment.
+    `only` ("cases", "trials" or "triggers") has no variable: only the clauditor front end sets it, in its own
+    process."""
     global _command_line
     if k and k.strip():
         parse(k)  # a bad expression is refused here, before anything loads
-    _command_line = {"k": k, "tags": tuple(t for t in tags if t), "failed": failed, "resample": resample}
+    if only not in (None, "cases", "trials", "triggers"):
+        raise ValueError(f"only: {only!r}")
+    _command_line = {"k": k, "tags": tuple(t for t in tags if t), "failed": failed, "resample": resample,
+                     "specs": tuple(s for s in specs if s), "only": only}
 
 
 def reset() -> None:
@@ -185,7 +196,9 @@ def current() -> Selection:
     env = os.environ
     k = cli.get("k") or env.get("SKILLMAKE_K", "")
     tags = cli.get("tags") or tuple(t.strip() for t in env.get("SKILLMAKE_TAGS", "").split(",") if t.strip())
-    return Selection(expr=parse(k) if k.strip() else None, tags=tuple(tags),
+    specs = cli.get("specs") or tuple(s.strip() for s in env.get("SKILLMAKE_SPECS", "").split(",") if s.strip())
+    return Selection(expr=parse(k) if k.strip() else None, tags=tuple(tags), specs=tuple(specs),
+                     only=cli.get("only"),
                      failed=bool(cli.get("failed")) or _flag(env.get("SKILLMAKE_FAILED")),
                      resample=bool(cli.get("resample")) or _flag(env.get("SKILLMAKE_RESAMPLE")))
 
@@ -200,7 +213,10 @@ def cell_tags(item: Item) -> tuple[str, ...]:
 
 
 def matches(selection: Selection, item: Item) -> bool:
-    """Whether the cell passes the `-k` and `--tag` filters (`--failed` needs the last reports: see choose)."""
+    """Whether the cell passes the `--spec`, `-k` and `--tag` filters (`--failed` needs the last reports: see
+    choose)."""
+    if (selection.specs and item.spec.name not in selection.specs) or selection.only == "triggers":
+        return False
     tags = cell_tags(item)
     if selection.tags and not set(selection.tags) & set(tags):
         return False
@@ -241,6 +257,8 @@ def choose(project: Project, plans: Sequence[SpecPlan], selection: Selection) ->
                 stored += 1
         failed_queries = failed_triggers(project, plan) if selection.failed else None
         for trigger in plan.triggers:
+            if (selection.specs and trigger.spec.name not in selection.specs) or selection.only in ("cases", "trials"):
+                continue
             tags = (*trigger.spec.tags, TRIGGER_TAG)
             if selection.tags and not set(selection.tags) & set(tags):
                 continue

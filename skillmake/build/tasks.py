@@ -70,7 +70,16 @@ def chosen_at(root: str) -> select.Chosen:
     except select.ExpressionError as exc:  # SKILLMAKE_K under plain doit: a usage error, in one message
         print(f"skillmake: {exc.render()}", file=sys.stderr, flush=True)
         raise SystemExit(3) from None
-    return select.choose(project_at(root), plans_at(root), selection)
+    plans = plans_at(root)
+    names = sorted(p.spec.name for p in plans)
+    unknown = [name for name in selection.specs if name not in names]
+    if unknown:  # a typo must not quietly select nothing
+        from ..errors import did_you_mean
+
+        print(f"skillmake: --spec {unknown[0]}: no such spec{did_you_mean(unknown[0], names)}\n"
+              f"the specs are: {', '.join(names) or '(none loaded)'}", file=sys.stderr, flush=True)
+        raise SystemExit(3)
+    return select.choose(project_at(root), plans, selection)
 
 
 def current_root() -> str:
@@ -109,7 +118,8 @@ def trial_tasks(root: str) -> Iterator[dict[str, Any]]:
     project = project_at(root)
     chosen = chosen_at(root)
     if scope.runs(COMMAND or sys.argv[1:]):
-        problems = judge_preflight(plans_at(root), chosen)
+        # `only="trials"` (clauditor's validate) grades nothing with a model: its trials need no judge.
+        problems = judge_preflight(plans_at(root), chosen) if select.current().only != "trials" else []
         if problems:  # before any agent is paid for: the grades could only end in judge_error
             print("\n".join(f"skillmake: {line}" for line in problems), file=sys.stderr, flush=True)
             raise SystemExit(3)

@@ -16,7 +16,7 @@ from ..errors import UsageError
 
 # The commands skillmake implements itself (everything else is a doit command or a task name).
 OWN_COMMANDS = ("validate", "explain", "report", "watch", "init", "schema", "import", "promote", "compare",
-                "optimize-description", "view", "rejudge")
+                "optimize-description", "view", "rejudge", "clauditor")
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,6 +48,7 @@ SELECT = (
     Opt("k", "", "k", "value", help="only cases whose spec/case/arm name matches EXPR (pytest's -k)",
         metavar="EXPR"),
     Opt("", "tag", "tags", "multi", help="only cases with this tag (repeatable)", metavar="TAG"),
+    Opt("", "spec", "specs", "multi", help="only this spec's cells (its exact name; repeatable)", metavar="NAME"),
     Opt("", "failed", "failed", help="only the cells that failed last time (pytest's --lf)"),
     Opt("", "resample", "resample", help="run the selected trials again even though they are cached"),
 )
@@ -85,6 +86,23 @@ JUDGE_MODES_REFUSED = {
                      "claude-api in the spec)",
 }
 
+# clauditor's flags (`clauditor grade`'s), with clauditor's meaning and precedence: flag > CLAUDITOR_* > the spec's
+# field > auto. The first four apply to clauditor specs (adapters/clauditor.py reads them); --no-api-key to every
+# claude-code trial.
+CLAUDITOR = (
+    Opt("", "harness", "harness", "value", help="clauditor specs: the CLI that runs the skill "
+        "(claude-code, codex, auto)", metavar="H"),
+    Opt("", "transport", "transport", "value", help="clauditor specs: how the judge reaches Claude "
+        "(api: the SDK, cli: the claude binary, auto)", metavar="T"),
+    Opt("", "grading-provider", "grading_provider", "value", help="clauditor specs: the judge's provider "
+        "(anthropic, openai, auto)", metavar="P"),
+    Opt("", "sync-tasks", "sync_tasks", help="clauditor specs: Claude Code's background tasks run synchronously"),
+    Opt("", "no-api-key", "no_api_key", help="claude-code trials authenticate with CLAUDE_CODE_OAUTH_TOKEN "
+        "(a subscription), never an API key"),
+)
+CLAUDITOR_CHOICES = {"harness": ("claude-code", "codex", "auto"), "transport": ("api", "cli", "auto"),
+                     "grading_provider": ("anthropic", "openai", "auto")}
+
 CALIPER_EXPLAIN = tuple(o for o in CALIPER if o.long in ("k", "judge", "baseline"))  # what changes the plan
 
 EXPLAIN = (Opt("", "format", "format", "value", help="text (default) or json, for tools", metavar="FORMAT"),)
@@ -114,6 +132,9 @@ class Invocation:
     verbose: int = 0
     format: str = "text"
     baseline: bool = False  # caliper's --baseline: every spec gets the without_skill arm for this run
+    specs: tuple[str, ...] = ()  # --spec NAME: only these specs' cells
+    clauditor: Mapping[str, Any] = field(default_factory=dict)  # clauditor's flags: harness, transport, …
+    no_api_key: bool = False  # clauditor's --no-api-key: claude-code trials get no API key
     output: str | None = None  # caliper's --output FILE: this run's reports, written there as one JSON file
 
 
@@ -132,8 +153,8 @@ def parse(argv: Sequence[str], *, doit_commands: Callable[[], Mapping[str, tuple
     if word in OWN_COMMANDS and word != "explain":
         return Invocation(command=word, args=tuple(rest[1:]), **base)
     if word == "explain":
-        values, positional = parse_options(rest[1:], SELECT + OVERRIDES + CALIPER_EXPLAIN + EXPLAIN,
-                                     command="explain")
+        values, positional = parse_options(rest[1:], SELECT + OVERRIDES + CALIPER_EXPLAIN + CLAUDITOR + EXPLAIN,
+                                           command="explain")
         fmt = values.get("format", "text")
         if fmt not in ("text", "json"):
             raise UsageError(f"--format must be text or json, not {fmt!r}", hint=_usage("explain"))
@@ -146,7 +167,7 @@ def parse(argv: Sequence[str], *, doit_commands: Callable[[], Mapping[str, tuple
                           **base)
     words = rest[1:] if word == "run" else rest
     # caliper's flags before doit's: its `--output` is caliper's results file, doit's own is `-o`/`--output-file`.
-    table = SELECT + OVERRIDES + OUTPUT + CALIPER + tuple(commands.get("run", ()))
+    table = SELECT + OVERRIDES + OUTPUT + CALIPER + CLAUDITOR + tuple(commands.get("run", ()))
     values, positional = parse_options(words, table, command="run")
     doit = list(values["doit"])
     fields = _run_fields(values)
@@ -193,9 +214,20 @@ def _run_fields(values: dict[str, Any]) -> dict[str, Any]:
         overrides["jobs"] = str(jobs)
     tags = values.get("tags") or []
     assert isinstance(tags, list)
+    clauditor: dict[str, Any] = {}
+    for name, allowed in CLAUDITOR_CHOICES.items():
+        value = values.get(name)
+        if value is not None:
+            if value not in allowed:
+                raise UsageError(f"--{name.replace('_', '-')} must be {', '.join(allowed[:-1])} or {allowed[-1]}, "
+                                 f"not {value!r}", hint=_usage("run"))
+            clauditor[name] = value
+    if values.get("sync_tasks"):
+        clauditor["sync_tasks"] = True
     return {"k": values.get("k"), "tags": tuple(tags), "failed": bool(values.get("failed")),
             "resample": bool(values.get("resample")), "overrides": overrides, "jobs": jobs,
-            "baseline": bool(values.get("baseline"))}
+            "baseline": bool(values.get("baseline")), "specs": tuple(values.get("specs") or ()),
+            "clauditor": clauditor, "no_api_key": bool(values.get("no_api_key"))}
 
 
 def parse_options(tokens: list[str], table: Sequence[Opt], *, keep_unknown: bool = False,

@@ -20,7 +20,7 @@ from ..errors import EXIT_FAILED, EXIT_INVALID, EXIT_OK, UsageError
 from ..model import Case, Spec
 from ..project import Project
 from . import argv as cmdline
-from .framing import run_command, say
+from .framing import named_spec, run_command, say
 
 OPTIONS = (
     cmdline.Opt("k", "case", "cases", "multi", help="only this case: an id or a glob (repeatable)", metavar="CASE"),
@@ -154,20 +154,7 @@ def _spec(project: Project, given: str | None) -> Spec | None:
         if len(specs) == 1:
             return next(iter(specs.values()))
         raise UsageError("name the spec to compare", hint=f"{USAGE}\n  specs: {', '.join(sorted(specs))}")
-    if given in specs:
-        return specs[given]
-    path = os.path.abspath(given)
-    for spec in project.specs:
-        if spec.path == path:
-            return spec
-    for broken, errors in project.broken.items():
-        if os.path.abspath(broken) == path or os.path.basename(broken).split(".")[0] == given:
-            write_line(sys.stderr, "\n".join(e.render() for e in errors))
-            _err(f"spec {given} is invalid; fix it first (`skillmake validate {os.path.relpath(broken)}`)")
-            return None
-    close = difflib.get_close_matches(given, list(specs), n=1, cutoff=0.6)
-    raise UsageError(f"no spec named {given!r}" + (f"; did you mean {close[0]!r}?" if close else ""),
-                     hint=f"specs: {', '.join(sorted(specs))}")
+    return named_spec("compare", project, given)
 
 
 def _cases(spec: Spec, wanted: tuple[str, ...]) -> list[Case]:

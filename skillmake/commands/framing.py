@@ -3,14 +3,35 @@ documented exit code — a usage error 3 with its hint, a spec or project error 
 
 from __future__ import annotations
 
+import argparse
+import os
 import sys
 from collections.abc import Callable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from ..console import write_line
-from ..errors import EXIT_INVALID, EXIT_OK, EXIT_USAGE, SkillmakeError, UsageError
+from ..errors import EXIT_INVALID, EXIT_OK, EXIT_USAGE, SkillmakeError, UsageError, did_you_mean
+from ..model import Spec
+from ..project import Project
 
 Opts = TypeVar("Opts")
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse that raises a UsageError (one line, `usage_line` as the hint, a did-you-mean for a mistyped
+    option) instead of printing and exiting 2."""
+
+    def __init__(self, *args: Any, usage_line: str, **kwargs: Any) -> None:
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
+        self.usage_line = usage_line
+
+    def error(self, message: str) -> Any:  # argparse's hook; never returns
+        if message.startswith("unrecognized arguments: "):
+            word = message.split(": ", 1)[1].split()[0]
+            options = [o for o in self._option_string_actions if o.startswith("--")]
+            message = f"unknown option {word}{did_you_mean(word.split('=', 1)[0], options, quote=False)}"
+        raise UsageError(message, hint=self.usage_line)
 
 
 def run_command(name: str, args: list[str], *, parse: Callable[[list[str]], Opts | None],
@@ -33,3 +54,21 @@ def run_command(name: str, args: list[str], *, parse: Callable[[list[str]], Opts
 def say(name: str, text: str) -> None:
     """One message of command `name` on stderr."""
     write_line(sys.stderr, f"skillmake {name}: {text}")
+
+
+def named_spec(name: str, project: Project, given: str) -> Spec | None:
+    """The spec named (or at the path) `given`. None after printing the errors of a spec that is invalid; a
+    UsageError, with the closest name, when there is no such spec."""
+    specs = {s.name: s for s in project.specs}
+    if given in specs:
+        return specs[given]
+    path = os.path.abspath(given)
+    for spec in project.specs:
+        if spec.path == path:
+            return spec
+    for broken, errors in project.broken.items():
+        if os.path.abspath(broken) == path or os.path.basename(broken).split(".")[0] == given:
+            write_line(sys.stderr, "\n".join(e.render() for e in errors))
+            say(name, f"spec {given} is invalid; fix it first (`skillmake validate {os.path.relpath(broken)}`)")
+            return None
+    raise UsageError(f"no spec named {given!r}{did_you_mean(given, specs)}", hint=f"specs: {', '.join(sorted(specs))}")

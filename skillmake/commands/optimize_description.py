@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-import difflib
 import os
 import sys
 from dataclasses import dataclass
@@ -22,7 +21,7 @@ from ..errors import EXIT_FAILED, EXIT_INVALID, EXIT_OK, SkillmakeError, UsageEr
 from ..model import Spec, TriggerTests
 from ..project import Project
 from . import argv as cmdline
-from .framing import run_command, say
+from .framing import named_spec, run_command, say
 
 if TYPE_CHECKING:
     from ..judges.resolve import Choice
@@ -255,20 +254,7 @@ def _spec(project: Project, given: str | None) -> Spec | None:
             return next(iter(specs.values()))  # it says what is missing
         names = ", ".join(sorted(s.name for s in with_tests or project.specs))
         raise UsageError("name the spec whose description to optimise", hint=f"{USAGE}\n  specs: {names}")
-    if given in specs:
-        return specs[given]
-    path = os.path.abspath(given)
-    for spec in project.specs:
-        if spec.path == path:
-            return spec
-    for broken, errors in project.broken.items():
-        if os.path.abspath(broken) == path or os.path.basename(broken).split(".")[0] == given:
-            _err("\n".join(e.render() for e in errors))
-            _err(f"spec {given} is invalid; fix it first (`skillmake validate {broken}`)")
-            return None
-    close = difflib.get_close_matches(given, list(specs), n=1, cutoff=0.6)
-    raise UsageError(f"no spec named {given!r}" + (f"; did you mean {close[0]!r}?" if close else ""),
-                     hint=f"specs: {', '.join(sorted(specs))}")
+    return named_spec("optimize-description", project, given)
 
 
 def _tests(spec: Spec, opts: Options) -> TriggerTests:

@@ -9,6 +9,7 @@ from typing import Any
 
 from ..console import write_line
 from ..errors import EXIT_FAILED, EXIT_INTERNAL, EXIT_INVALID, EXIT_NO_SPECS, EXIT_OK, EXIT_USAGE, UsageError
+from ..project import Project
 from .argv import Invocation
 
 NO_SPECS = ("skillmake: no spec found (*.eval.yaml, *.eval.yml, *.eval.json) under {root}\n"
@@ -118,7 +119,7 @@ def explain(inv: Invocation) -> int:
         invalid = render_text(Validation(errors=[e for errs in project.broken.values() for e in errs])).splitlines()
     stale, totals = explaining.explain(project, plans, wanted=keep, resample=chosen.resample)
     blocked = judge_preflight(plans)
-    settings = _override_lines()
+    settings = _override_lines(project)
     if inv.format == "json":
         import orjson
 
@@ -133,12 +134,13 @@ def explain(inv: Invocation) -> int:
     return EXIT_INVALID if project.broken else EXIT_OK
 
 
-def _override_lines() -> list[str]:
-    """The run settings this command line (or the environment) sets for every spec: `trials: 5 (command line)`."""
+def _override_lines(project: Project) -> list[str]:
+    """The run settings this command line (or the environment) sets for every spec: `trials: 5 (command line)`;
+    then those a spec takes from its format's defaults: `my-skill: trials: 3 (caliper's default)`."""
     from .. import overrides
 
     given = {name: setting for name in overrides.SETTINGS if (setting := overrides.overridden(name)) is not None}
-    return overrides.describe(given)
+    return [*overrides.describe(given), *overrides.format_default_lines(project.settings)]
 
 
 def report(args: list[str]) -> int:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 import webbrowser
-from typing import Any
 
+from ..commands.framing import Parser
 from ..console import write_line
 from ..errors import EXIT_OK, EXIT_USAGE, SkillmakeError, UsageError
 from . import data
@@ -16,23 +16,9 @@ from .site import export
 USAGE = "usage: skillmake view [SPEC…] [--port N] [--open | --no-open] [--export DIR]"
 
 
-class _Parser(argparse.ArgumentParser):
-    """argparse that raises a UsageError (one line, the usage as the hint, a did-you-mean) instead of exiting 2."""
-
-    def error(self, message: str) -> Any:  # argparse's hook; never returns
-        import difflib
-
-        if message.startswith("unrecognized arguments: "):
-            word = message.split(": ", 1)[1].split()[0]
-            close = difflib.get_close_matches(word, [o for o in self._option_string_actions if o.startswith("--")],
-                                              n=1, cutoff=0.6)
-            message = f"unknown option {word}" + (f"; did you mean {close[0]}?" if close else "")
-        raise UsageError(message, hint=USAGE)
-
-
 def _parser() -> argparse.ArgumentParser:
-    parser = _Parser(
-        prog="skillmake view", allow_abbrev=False,
+    parser = Parser(
+        prog="skillmake view", usage_line=USAGE,
         description="Browse results — outputs side by side, transcripts, checks, history — and write feedback. "
                     "Serves on 127.0.0.1 only; Ctrl-C stops it.",
         epilog="every command also takes --root DIR, --color and --no-color")

@@ -60,10 +60,12 @@ def test_quiet_prints_only_failures_and_the_closing_line(project: Project) -> No
     assert quiet.code == 0, quiet.err
     assert not PROGRESS.search(quiet.out), quiet.out
     assert "ran 24 trials" in quiet.out.splitlines()[-1]
+    assert "trial(s) per case" not in quiet.out, quiet.out  # a spec that passed prints no summary table
     project.replace("skills/alpha/SKILL.md", "Answer in UPPERCASE.", "Answer quietly.")
     failing = project.run("-q")
     assert failing.code == 1
     assert not PROGRESS.search(failing.out)
+    assert "alpha (alpha, 2 trial(s) per case): FAILED" in failing.out and "beta (" not in failing.out
     assert "thresholds  FAILED" in failing.err and "6 of 6 with_skill trials failed" in failing.err
 
 

@@ -51,14 +51,16 @@ for event in ({{"type": "thread.started", "thread_id": "t"}},
 '''
 
 
-def seed_project(tmp_path: Path, seed: str, *, twin: bool) -> tuple[Project, dict[str, str]]:
+def seed_project(tmp_path: Path, seed: str, *, twin: bool, config: str | None = "trials = 2\n",
+                 ) -> tuple[Project, dict[str, str]]:
     """A project holding the seed folder (the twin only when asked) as `skill/`, and the environment for its runs.
     caliper keeps a spec inside its skill's folder (`path: ./SKILL.md`); the project root is above it, so the
-    store is not inside the skill (see the xfail below for the spec itself)."""
+    store is not inside the skill (see the xfail below for the spec itself). `config`: the project's skillmake.toml
+    (its `trials = 2` beats caliper run's default of 3; None: no config, caliper's defaults apply)."""
     root = tmp_path / "proj"
     shutil.copytree(SEEDS / seed, root / "skill",
                     ignore=None if twin else shutil.ignore_patterns("*-native.eval.yaml"))
-    p = Project.empty(root, {"skillmake.toml": "trials = 2\n"})
+    p = Project.empty(root, {"skillmake.toml": config} if config is not None else {})
     fake = p.write("fake_codex.py", FAKE_CODEX.format(python=sys.executable, log=str(root / "calls.log"),
                                                       judge_log=str(root / "judge.log")))
     fake.chmod(0o755)
@@ -77,27 +79,47 @@ def rows(p: Project, spec: str) -> list[tuple[Any, ...]]:
     return [(r["case"], r["arm"], r["passed"], r["trial_keys"]) for r in report["rows"]]
 
 
+def timeouts(p: Project, spec: str, case: str = "task-001") -> list[float]:
+    """The timeout each trial of the cell ran under (its trial.json), by k."""
+    cells = sorted((p.root / ".skillmake" / "runs" / spec / case / "with_skill").glob("trial-*"))
+    return [json.loads((cell / "trial.json").read_text())["timing"]["timeout_s"] for cell in cells]
+
+
 @pytest.mark.parametrize(("seed", "name"), [("quick-start", "my-skill"), ("codex-agent", "my-codex-skill")])
 def test_seed_runs_and_its_native_twin_shares_its_trials_and_verdicts(tmp_path: Path, seed: str, name: str) -> None:
     # Both files from the start: caliper keeps a spec inside its skill's folder, whose tree is the skill's digest
-    # (adding a file there is a skill edit). The seed runs alone first (-k), then the twin.
-    p, env = seed_project(tmp_path, seed, twin=True)
+    # (adding a file there is a skill edit). The seed runs alone first (-k), then the twin. No project config:
+    # the seed runs with caliper run's defaults (--k 3, --timeout 120), which its twin writes out.
+    p, env = seed_project(tmp_path, seed, twin=True, config=None)
     first = p.run("-k", "not native", env=env)
-    assert first.agent_calls == 2, first.out + first.err  # one task × with_skill × trials = 2
+    assert first.agent_calls == 3, first.out + first.err  # one task × with_skill × caliper's 3 trials
     assert all(line.startswith("with ") for line in p.calls())
-    # judge.backend: codex judges with codex; both trials answered alike, so they share one grade (one call).
+    assert timeouts(p, name) == [120.0, 120.0, 120.0]  # caliper's --timeout default, not skillmake's 300
+    # judge.backend: codex judges with codex; the trials answered alike, so they share one grade (one call).
     assert judge_calls(p) == ["pass"], first.out + first.err
     twin = p.run(env=env)
     assert twin.agent_calls == 0, twin.out + twin.err  # the native twin's trials are the seed's
-    assert "ran 0 trials and 0 grades; reused 4 trials and 4 grades" in twin.out  # grades are shared too
+    assert "ran 0 trials and 0 grades; reused 6 trials and 6 grades" in twin.out  # grades are shared too
     assert rows(p, name) == rows(p, f"{name}-native") and judge_calls(p) == ["pass"]
+    assert timeouts(p, f"{name}-native") == [120.0, 120.0, 120.0]
     again = p.run(env=env)
     assert (again.agent_calls, again.grades) == (0, 0)
     assert first.code == 0, first.out + first.err  # the stand-in answers 4 with the skill, which the judge passes
-    assert [r[:3] for r in rows(p, name)] == [("task-001", "with_skill", 2)]
+    assert [r[:3] for r in rows(p, name)] == [("task-001", "with_skill", 3)]
     report = json.loads((p.root / ".skillmake" / "reports" / name / "report.json").read_text())
-    # Both pass@k estimators, each named: caliper's 1 - (1 - 2/2)^2 and the unbiased one.
+    # Both pass@k estimators, each named: caliper's 1 - (1 - 3/3)^3 and the unbiased one.
     assert (report["rows"][0]["pass_at_k_caliper"], report["rows"][0]["pass_at_k"]) == (1.0, 1.0)
+
+
+def test_k_and_timeout_on_the_command_line_beat_calipers_defaults_and_keep_its_keys(tmp_path: Path) -> None:
+    p, env = seed_project(tmp_path, "quick-start", twin=False, config=None)
+    one = p.run("--k", "1", "--timeout", "30", env=env)
+    assert one.agent_calls == 1 and timeouts(p, "my-skill") == [30.0], one.out + one.err
+    # caliper's defaults again: only trials 1 and 2 are new (the timeout is in no key; trial 0 took < 120 s).
+    default = p.run(env=env)
+    assert default.agent_calls == 2, default.out + default.err
+    assert timeouts(p, "my-skill") == [30.0, 120.0, 120.0]
+    assert p.run("--trials", "2", env=env).agent_calls == 0
 
 
 def test_the_spec_format_example_validates_with_its_twin(tmp_path: Path) -> None:
@@ -109,7 +131,7 @@ def test_the_spec_format_example_validates_with_its_twin(tmp_path: Path) -> None
 
 
 def test_an_edited_task_reruns_only_that_task(tmp_path: Path) -> None:
-    p, env = seed_project(tmp_path, "quick-start", twin=False)
+    p, env = seed_project(tmp_path, "quick-start", twin=False)  # the project's trials = 2, not caliper's 3
     spec = "skill/my-skill.eval.yaml"
     p.write(spec, p.read(spec) + (
         '  - name: Second\n    prompt: "what is 3 + 1?"\n    assert: |\n      assert True\n'))

@@ -131,3 +131,16 @@ def test_doit_task_glob_runs_the_matching_trials(project: Project) -> None:
     assert run.agent_calls == 2
     assert sorted(project.calls()[-2:]) == ["one with_skill 0", "one with_skill 1"]
     assert doit(project, "grade:alpha/t*/with_skill/*").agent_calls == 4
+
+
+def test_spec_selects_one_spec_exactly_and_a_typo_says_which_it_meant(project: Project) -> None:
+    # alpha and beta are both stale; `--spec beta` runs beta's only (a -k beta would also match a case named so).
+    project.replace("alpha.eval.yaml", "prompt: say two", "prompt: say two now")
+    project.replace("beta.eval.yaml", "prompt: say four", "prompt: say four now")
+    run = project.run("--spec", "beta")
+    assert (run.code, run.agent_calls) == (0, 6), run.out + run.err  # four: its three arms, 2 trials each
+    assert {c.split()[0] for c in project.calls()[-6:]} == {"four"}
+    typo = project.run("--spec", "bta")
+    assert (typo.code, typo.agent_calls) == (3, 0), typo.out + typo.err
+    assert "--spec bta: no such spec; did you mean 'beta'?" in typo.err and "the specs are: alpha, beta" in typo.err
+    assert doit(project, env={"SKILLMAKE_SPECS": "alpha"}).agent_calls == 4  # plain doit reads SKILLMAKE_SPECS

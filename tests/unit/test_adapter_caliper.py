@@ -9,9 +9,11 @@ from pathlib import Path
 import pytest
 from jsonschema import Draft7Validator
 
+from skillmake import overrides
 from skillmake.adapters import adapter, supported
 from skillmake.adapters.caliper import ADAPTER, assert_check, task_id
 from skillmake.adapters.detect import foreign_format
+from skillmake.config import Config
 from skillmake.errors import SpecErrors
 from skillmake.keys import KeyMaker, grade_part
 from skillmake.source import read_source
@@ -101,7 +103,18 @@ def test_backend_names_and_aliases(tmp_path: Path, backend: str, kind: str, prov
 def test_backends_default_to_claude_code_as_in_caliper(tmp_path: Path) -> None:
     data = _translate(tmp_path, "skill: {path: x.md}\ntasks: [{name: a, prompt: p, expect: e}]\n")
     assert data["agent"] == {"kind": "claude-code"} and data["judge"] == {"provider": "claude-code"}
-    assert "trials" not in data and "timeout" not in data  # caliper's --k/--timeout are run options
+    # caliper's --k 3/--timeout 120 are run defaults (overrides.py), below the project config: a spec's own
+    # `trials:` would beat it.
+    assert "trials" not in data and "timeout" not in data
+
+
+def test_calipers_run_defaults_are_its_adapters_alone() -> None:
+    assert dict(ADAPTER.run_defaults) == {"trials": 3, "timeout": 120.0}
+    assert overrides.format_defaults("caliper") == ADAPTER.run_defaults
+    assert overrides.format_defaults(None) == {}
+    for fmt in ("clauditor", "skill-creator", "eva"):
+        assert overrides.format_defaults(fmt) == {}, fmt  # their files write their own (variance.n_runs, …)
+    assert overrides.format_default("caliper") == "caliper's default"
 
 
 @pytest.mark.parametrize(("seed", "twin"), TWINS)
@@ -110,6 +123,13 @@ def test_a_seed_and_its_native_twin_share_every_key(seed: str, twin: str) -> Non
     a = load_spec(str(folder / f"{twin}.eval.yaml"), root=str(folder))
     b = load_spec(str(folder / f"{twin}-native.eval.yaml"), root=str(folder))
     keys = KeyMaker(str(folder))
+    # The seed's trials and timeout are caliper's defaults; the twin writes them (a spec's own value).
+    config = Config(root=str(folder))
+    ran = [{n: (s.value, s.source) for n, s in overrides.spec_settings(x, config, declared=x.declared,
+                                                                         environ={}).items()
+            if n in ("trials", "timeout")} for x in (a, b)]
+    assert ran == [{"trials": (3, "caliper's default"), "timeout": (120.0, "caliper's default")},
+                   {"trials": (3, "spec"), "timeout": (120.0, "spec")}]
     assert [c.id for c in a.cases] == [c.id for c in b.cases]
     assert (a.skill, a.agent, a.arms, a.judge, a.forbidden_files, a.extra_path) == (
         b.skill, b.agent, b.arms, b.judge, b.forbidden_files, b.extra_path)
@@ -169,4 +189,5 @@ def test_no_skill_path_is_the_bare_agent_keyed_as_its_baseline(tmp_path: Path) -
 def test_notes_name_what_has_no_native_twin(tmp_path: Path) -> None:
     path = SEEDS / "quick-start" / "my-skill.eval.yaml"
     notes = ADAPTER.translate(read_source(str(path)), path=str(path), root=str(path.parent)).notes
-    assert any("pass@k" in n and "pass_at_k_caliper" in n for n in notes) and any("--k" in n for n in notes)
+    assert any("pass@k" in n and "pass_at_k_caliper" in n for n in notes)
+    assert any("--k 3" in n and "--timeout 120" in n and "--workers 4" in n for n in notes)

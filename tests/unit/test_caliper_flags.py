@@ -88,11 +88,11 @@ def test_help_lists_calipers_flags_in_their_own_group() -> None:
 def test_baseline_reaches_the_run_settings_through_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(overrides, "BASELINE_VAR", "SKILLMAKE_BASELINE", raising=False)
     monkeypatch.delenv("SKILLMAKE_BASELINE", raising=False)
-    cli._set_baseline(True)
+    cli._set_env(overrides.BASELINE_VAR, "1")  # what set_run_options does for --baseline
     assert os.environ["SKILLMAKE_BASELINE"] == "1"
-    cli._set_baseline(False)  # a later run in the same process (watch) without the flag
+    cli._set_env(overrides.BASELINE_VAR, None)  # a later run in the same process (watch) without the flag
     assert "SKILLMAKE_BASELINE" not in os.environ
     monkeypatch.setenv("SKILLMAKE_BASELINE", "1")  # the user's own export is theirs
-    cli._set_baseline(False)
+    cli._set_env(overrides.BASELINE_VAR, None)
     assert os.environ["SKILLMAKE_BASELINE"] == "1"
 

@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from skillmake import grade as grading
-from skillmake import importer, yamltext
+from skillmake import importer, overrides, yamltext
 from skillmake.canonical import canonical_json
 from skillmake.config import load_config
 from skillmake.keys import KeyMaker, grade_part
@@ -67,13 +67,15 @@ def written(seed: Path, fmt: str) -> Path:
 
 
 def key_table(spec: Spec, root: Path) -> dict[str, Any]:
-    """Every trial key (by case position, arm, k) and every grade key's inputs other than the trial's outputs."""
+    """Every trial key (by case position, arm, k) and every grade key's inputs other than the trial's outputs, for
+    as many trials as a run of `spec` resolves (its format's defaults included)."""
     maker = KeyMaker(str(root))
+    trials = overrides.spec_settings(spec, load_config(str(root)), declared=spec.declared)["trials"].value
     out: dict[str, Any] = {}
     for i, case in enumerate(spec.cases):
         out[f"{i}/grade"] = (grade_part(spec, case).digest, grading.judge_part(spec, case).digest)
         for arm in spec.arms:
-            for k in range(max(spec.trials, 2)):
+            for k in range(max(trials, 2)):
                 out[f"{i}/{arm.name}/{k}"] = maker.trial_key(spec, case, arm, k).key
     return out
 
@@ -92,7 +94,12 @@ def test_an_imported_seed_validates_with_the_very_keys_of_the_seed(
     theirs, ours = loaded(seed, root), loaded(native, root)
     assert [c.id for c in ours.cases] == [c.id for c in theirs.cases]
     assert [a.name for a in ours.arms] == [a.name for a in theirs.arms]
-    assert (ours.trials, ours.timeout, ours.thresholds) == (theirs.trials, theirs.timeout, theirs.thresholds)
+    assert ours.thresholds == theirs.thresholds
+    config = load_config(str(root))
+    # As a run resolves them: a seed's own runner defaults (caliper: 3 trials, 120 s) are written into the import.
+    resolved = [{name: s.value for name, s in overrides.spec_settings(spec, config, declared=spec.declared).items()}
+                for spec in (ours, theirs)]
+    assert resolved[0] == resolved[1]
     assert key_table(ours, root) == key_table(theirs, root)
 
 
