@@ -293,17 +293,21 @@ FORMATS: dict[str, tuple[Row, ...]] = {
             CD + "test_k_and_trials_beat_calipers_default_and_the_environment",
             CA_F + "test_seed_runs_and_its_native_twin_shares_its_trials_and_verdicts",
             CA_F + "test_k_and_timeout_on_the_command_line_beat_calipers_defaults_and_keep_its_keys"),
-        row("`--judge`", "partial", "`autorater` is what skillmake does; another word is the judge model; "
-            "`script`/`autorater-sdk` are refused saying what to do instead",
+        row("`--judge`", "supported", "`autorater` (the default) and `script` are what skillmake does (a task's "
+            "`assert:` as a check, its `expect:` with the judge, both must pass); `autorater-sdk` is the Anthropic "
+            "SDK judge (`--judge-provider anthropic`); another word is the judge model",
             CU + "test_judge_autorater_is_the_default_and_another_word_is_a_judge_model",
-            CU + "test_calipers_other_judge_modes_are_refused_saying_what_skillmake_does"),
+            CU + "test_calipers_script_mode_is_skillmakes_way_and_autorater_sdk_is_the_anthropic_sdk"),
         row("`--output FILE`", "supported", "every covered spec's report.json in one file (run-output.schema.json)",
             CO + "test_output_holds_every_covered_specs_report", CO + "test_output_is_written_when_the_verdict_is_red"),
         row("`--baseline`", "supported", "every spec also runs without the skill for this run, keyed as "
             "`baseline: true`", CB + "test_baseline_runs_the_without_skill_arm_and_shares_keys_with_baseline_true"),
-        row("`--verbose`", "partial", "`-v` shows every task with its reason; a judge's reasoning is in each cell's "
-            "grading.json", "tests/functional/test_output.py::test_verbose_lists_up_to_date_tasks_with_the_reason"),
-        row("`CODEX_CLI_PATH`", "partial", "as `SKILLMAKE_CODEX`", CA_U + "test_backend_names_and_aliases"),
+        row("`--verbose`", "supported", "`-v`: every task with its reason, and under each grade that ran, each "
+            "judge's verdict with its evidence and reasoning (all of it in each cell's grading.json)",
+            "tests/functional/test_output.py::test_verbose_lists_up_to_date_tasks_with_the_reason",
+            CC + "test_verbose_shows_each_judges_verdict_and_reasoning_under_its_grade"),
+        row("`CODEX_CLI_PATH`", "supported", "the codex binary, as caliper reads it (`SKILLMAKE_CODEX` first)",
+            U + "test_agents_cli.py::test_calipers_codex_cli_path_names_codex_after_skillmakes_own_variable"),
         row("pass@k `1 − (1 − c/k)^k`", "supported", "`pass_at_k_caliper` beside the unbiased `pass_at_k` in every "
             "report; a caliper spec shows it first", PK + "test_caliper_formula_matches_its_readme",
             PK + "test_a_caliper_spec_leads_with_calipers_number", PK + "test_a_spec_loaded_from_caliper_says_so"),

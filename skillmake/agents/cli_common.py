@@ -27,16 +27,21 @@ _versions: dict[str, str | None] = {}
 _versions_lock = threading.Lock()
 
 
+# Other tools' names for the same explicit path, read after skillmake's own.
+ALIASES = {"SKILLMAKE_CODEX": "CODEX_CLI_PATH"}  # caliper's
+
+
 def find_cli(name: str, env_var: str, *, start: str | None = None) -> str | None:
     """Where the `name` CLI is, in this order (the first that exists wins):
 
-    1. the environment variable `env_var` (SKILLMAKE_CLAUDE, SKILLMAKE_CODEX): an explicit path;
+    1. the environment variable `env_var` (SKILLMAKE_CLAUDE, SKILLMAKE_CODEX), else the name another tool gives
+       it (caliper's CODEX_CLI_PATH): an explicit path;
     2. `<dir>/.tools/npm/node_modules/.bin/<name>` for `start` (else the current directory) and each of its
        parents, then the checkout skillmake itself runs from (where scripts/setup.sh installs the pinned CLIs);
     3. `name` on PATH.
     None when none of them exists.
     """
-    explicit = os.environ.get(env_var)
+    explicit = os.environ.get(env_var) or os.environ.get(ALIASES.get(env_var, ""))
     if explicit:
         found = shutil.which(explicit) if os.sep not in explicit else explicit
         return found if found and os.access(found, os.X_OK) else None

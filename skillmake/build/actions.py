@@ -6,6 +6,7 @@ from typing import Any
 
 from doit.exceptions import TaskFailed
 
+from .. import console
 from .. import grade as grading
 from .. import trial as trials
 from ..errors import SkillmakeError
@@ -75,6 +76,9 @@ def run_grade(project: Project, item: Item, *, resample: bool = False) -> dict[s
         return TaskFailed(exc.render())
     values: dict[str, Any] = {"outcome": run.record["outcome"], "key": run.record["key"],
                               "why": why if run.ran else "reused from the store", "ran": run.ran}
+    if console.style().verbose:  # -v: each judge's verdict and reasoning under the grade's line (caliper's --verbose)
+        values["verdicts"] = [[bool(e["passed"]), str(e["text"])[:120], " ".join(str(e["evidence"]).split())[:300]]
+                              for e in run.record["expectations"] if e.get("source") == "judge"]
     if run.ran:
         usage = run.record["usage"]
         values.update(judge_calls=run.judge_calls, tokens=usage.get("total_tokens") or 0,

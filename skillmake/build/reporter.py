@@ -91,6 +91,8 @@ class SkillmakeReporter:
                 why = values.get("why")
                 self._line(f"{self._progress()} {task.name}  {console.paint(outcome, outcome, self.out)}  "
                            f"{elapsed:.1f}s" + (f"  ({why})" if why else ""))
+                for passed, text, evidence in values.get("verdicts") or ():  # -v: the judges' reasoning
+                    self._line(f"    {'✓' if passed else '✗'} {text} — {evidence}")
             elif self.style.verbose:
                 self._line(f"{task.name}  done")
 

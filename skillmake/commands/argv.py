@@ -73,18 +73,16 @@ CALIPER = (
     Opt("", "k", "trials", "value", help="attempts per task: --trials N", metavar="N"),
     Opt("", "workers", "jobs", "value", help="parallel workers: -j N", metavar="N"),
     Opt("", "judge", "caliper_judge", "value",
-        help="autorater (the default), or a judge model: --judge-model M", metavar="MODE|M"),
+        help="autorater (the default) or script: skillmake's way; autorater-sdk: --judge-provider anthropic; "
+        "another word is the judge model", metavar="MODE|M"),
     Opt("", "baseline", "baseline", help="also run every case without the skill (a spec's `baseline: true`)"),
     Opt("", "output", "output", "value", help="also write this run's results (every report) as JSON to FILE",
         metavar="FILE"),
 )
-# caliper's judge modes that skillmake has no switch for: what it does instead (the usage error says so).
-JUDGE_MODES_REFUSED = {
-    "script": "skillmake always runs a task's `assert:` as a check and its `expect:` with the judge (both must "
-              "pass), as caliper's script mode does: drop --judge script",
-    "autorater-sdk": "caliper's legacy Anthropic SDK judge: use --judge-provider anthropic (or judge.backend: "
-                     "claude-api in the spec)",
-}
+# caliper's judge modes, as this run's judge settings. `script` (a task's `assert:` as a check, its `expect:` with the
+# judge, both must pass) is what skillmake always does, and so is `autorater` (the default); `autorater-sdk` is
+# caliper's legacy name for judging with the Anthropic SDK.
+JUDGE_MODES = {"autorater": {}, "script": {}, "autorater-sdk": {"judge_provider": "anthropic"}}
 
 # clauditor's flags (`clauditor grade`'s), with clauditor's meaning and precedence: flag > CLAUDITOR_* > the spec's
 # field > auto. The first four apply to clauditor specs (adapters/clauditor.py reads them); --no-api-key to every
@@ -193,14 +191,12 @@ def _run_fields(values: dict[str, Any]) -> dict[str, Any]:
     judge = values.get("caliper_judge")
     if judge is not None:
         mode = str(judge).strip()
-        if mode in JUDGE_MODES_REFUSED:
-            raise UsageError(f"--judge {mode} is caliper's, not skillmake's", hint=JUDGE_MODES_REFUSED[mode])
         if not mode:
-            raise UsageError("--judge needs autorater or a judge model", hint=_usage("run"))
-        # autorater is caliper's default and skillmake's only way: the spec's judge decides. Anything else is a
-        # model (caliper's judge.model); --judge-model, when given too, says it more precisely and wins.
-        if mode != "autorater":
-            overrides.setdefault("judge_model", mode)
+            raise UsageError("--judge needs autorater, script, autorater-sdk or a judge model", hint=_usage("run"))
+        # Anything but a mode is a model (caliper's judge.model); --judge-model / --judge-provider, when given
+        # too, say it more precisely and win.
+        for name, value in JUDGE_MODES.get(mode, {"judge_model": mode}).items():
+            overrides.setdefault(name, value)
     if "timeout" in overrides:
         try:
             ok = float(overrides["timeout"]) > 0
@@ -216,12 +212,12 @@ def _run_fields(values: dict[str, Any]) -> dict[str, Any]:
     assert isinstance(tags, list)
     clauditor: dict[str, Any] = {}
     for name, allowed in CLAUDITOR_CHOICES.items():
-        value = values.get(name)
-        if value is not None:
-            if value not in allowed:
+        given = values.get(name)
+        if given is not None:
+            if given not in allowed:
                 raise UsageError(f"--{name.replace('_', '-')} must be {', '.join(allowed[:-1])} or {allowed[-1]}, "
-                                 f"not {value!r}", hint=_usage("run"))
-            clauditor[name] = value
+                                 f"not {given!r}", hint=_usage("run"))
+            clauditor[name] = given
     if values.get("sync_tasks"):
         clauditor["sync_tasks"] = True
     return {"k": values.get("k"), "tags": tuple(tags), "failed": bool(values.get("failed")),

@@ -97,6 +97,7 @@ def main(args: list[str]) -> int:
             write_line(sys.stdout, parser.format_help())
             return EXIT_OK
         opts = parser.parse_args(rest)
+        opts.command = command
         return RUNNERS[command](opts)
     except UsageError as exc:
         _say(exc.message + (f"\n  hint: {exc.hint}" if exc.hint else ""))
@@ -423,13 +424,11 @@ def _run_flags(opts: argparse.Namespace, spec: Spec) -> list[str]:
 
 
 def _no_api_key(opts: argparse.Namespace) -> bool:
-    """--no-api-key, or (grade) a cli transport chosen by flag or CLAUDITOR_TRANSPORT, which implies it as in
+    """--no-api-key, or on `grade` a cli transport chosen by flag or CLAUDITOR_TRANSPORT, which implies it as in
     clauditor; said once when it takes a key away."""
     if opts.no_api_key:
         return True
-    transport = getattr(opts, "transport", None) or (os.environ.get("CLAUDITOR_TRANSPORT", "").strip()
-                                                     if hasattr(opts, "grading_provider") else "")
-    if transport != "cli":
+    if opts.command != "grade" or (opts.transport or os.environ.get("CLAUDITOR_TRANSPORT", "").strip()) != "cli":
         return False
     if os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN"):
         write_line(sys.stderr, _NO_KEY_NOTICE)

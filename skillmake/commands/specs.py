@@ -5,12 +5,14 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..console import write_line
 from ..errors import EXIT_FAILED, EXIT_INTERNAL, EXIT_INVALID, EXIT_NO_SPECS, EXIT_OK, EXIT_USAGE, UsageError
-from ..project import Project
 from .argv import Invocation
+
+if TYPE_CHECKING:
+    from ..project import Project
 
 NO_SPECS = ("skillmake: no spec found (*.eval.yaml, *.eval.yml, *.eval.json) under {root}\n"
             "  hint: write one (see examples/), or point at the project with --root DIR")

@@ -281,3 +281,14 @@ def test_commands_clauditor_has_and_skillmake_does_elsewhere_say_where(tmp_path:
     help_text = p.run("--help")[0]
     assert help_text.code == 0 and "exit codes (clauditor's)" in help_text.out
 
+
+
+def test_verbose_shows_each_judges_verdict_and_reasoning_under_its_grade(tmp_path: Path, api: FakeAPI) -> None:
+    p = Clauditor(tmp_path / "p", api)
+    done, judged = p.run("grade", ALPHA_MD, "-v", *OPENAI_JUDGE)
+    assert (done.code, judged) == (0, 3), done.out + done.err
+    lines = done.out.splitlines()
+    at = next(i for i, line in enumerate(lines) if "grade:alpha/alpha/with_skill/0  pass" in line)
+    assert lines[at + 1] == "    ✓ Is the answer shouted? — as written — shouted or not"  # evidence — reasoning
+    quiet, _ = p.run("grade", ALPHA_MD, *OPENAI_JUDGE, env={"SKILLMAKE_RESAMPLE": "1"})
+    assert "✓ Is the answer shouted?" not in quiet.out  # only under -v

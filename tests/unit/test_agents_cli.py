@@ -232,6 +232,20 @@ def test_find_cli_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None
     assert cli_common.find_cli("claude", "SKILLMAKE_CLAUDE", start=str(nested)) is None
 
 
+def test_calipers_codex_cli_path_names_codex_after_skillmakes_own_variable(tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    theirs, ours = _exe(tmp_path / "caliper" / "codex"), _exe(tmp_path / "mine" / "codex")
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    monkeypatch.setattr(cli_common, "_PACKAGE_ROOT", tmp_path / "no-checkout")
+    monkeypatch.delenv("SKILLMAKE_CODEX", raising=False)
+    monkeypatch.setenv("CODEX_CLI_PATH", str(theirs))
+    assert cli_common.find_cli("codex", "SKILLMAKE_CODEX", start=str(tmp_path)) == str(theirs)
+    monkeypatch.setenv("SKILLMAKE_CODEX", str(ours))
+    assert cli_common.find_cli("codex", "SKILLMAKE_CODEX", start=str(tmp_path)) == str(ours)
+    monkeypatch.delenv("SKILLMAKE_CODEX")
+    assert cli_common.find_cli("claude", "SKILLMAKE_CLAUDE", start=str(tmp_path)) is None  # codex's name only
+
+
 def test_cli_version_is_cached(tmp_path: Path) -> None:
     counter = tmp_path / "calls"
     binary = _exe(tmp_path / "fakecli", f"#!/bin/sh\necho x >> {counter}\necho '9.9.9 (Fake)'\n")
