@@ -98,8 +98,7 @@ def _main(args: list[str]) -> int:
 
         return _say(f"skillmake {__version__}\ndoit {doit_version()}")
     console.configure(quiet=inv.quiet, verbose=bool(inv.verbose), color=inv.color)
-    if inv.command in ("validate", "report", "watch", "init", "schema", "import", "promote", "compare",
-                       "optimize-description", "view", "rejudge", "clauditor"):
+    if inv.command in cmdline.OWN_COMMANDS and inv.command != "explain":
         return _own(inv.command, [*inv.args, *(["--help"] if inv.help else [])])
     if inv.command == "explain":
         if inv.help:

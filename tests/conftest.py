@@ -73,3 +73,14 @@ def write(path: Path, text: str) -> Path:
 
 
 os.environ.setdefault("PYTHONDONTWRITEBYTECODE", "1")
+
+
+@pytest.fixture
+def clean_run_settings(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """No run setting from the caller's shell (SKILLMAKE_TRIALS, …) or an earlier test's command line."""
+    from skillmake import overrides
+
+    for var in [*overrides.ENV.values(), "SKILLMAKE_COMMAND_LINE_SETTINGS", "SKILLMAKE_ROOT"]:
+        monkeypatch.delenv(var, raising=False)
+    yield
+    overrides.set_command_line({})

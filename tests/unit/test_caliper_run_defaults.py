@@ -4,7 +4,6 @@ skillmake's own (1 trial, 300 s), beaten by the command line and the environment
 from __future__ import annotations
 
 import shutil
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -27,12 +26,7 @@ cases:
 """
 
 
-@pytest.fixture(autouse=True)
-def _clean(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    for var in [*overrides.ENV.values(), "SKILLMAKE_COMMAND_LINE_SETTINGS", "SKILLMAKE_ROOT"]:
-        monkeypatch.delenv(var, raising=False)
-    yield
-    overrides.set_command_line({})
+pytestmark = pytest.mark.usefixtures("clean_run_settings")
 
 
 def parse(*words: str) -> argv.Invocation:

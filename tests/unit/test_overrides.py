@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -25,12 +24,7 @@ cases:
 """
 
 
-@pytest.fixture(autouse=True)
-def _clean(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    for var in [*overrides.ENV.values(), "SKILLMAKE_COMMAND_LINE_SETTINGS", "SKILLMAKE_ROOT"]:
-        monkeypatch.delenv(var, raising=False)
-    yield
-    overrides.set_command_line({})
+pytestmark = pytest.mark.usefixtures("clean_run_settings")
 
 
 def project(root: Path, *, extra: str = "", config: str = "") -> Project:
