@@ -23,8 +23,28 @@ if TYPE_CHECKING:
     from .triggers.keys import TriggerKeys
 
 
+class StateFolders:
+    """The folders under a project's state folder (`.skillmake/`) that hold what a run checks out and writes: the
+    cells' views, the reports and the trigger trials' views (the viewer reads them through the same names)."""
+
+    __slots__ = ()
+    state_dir: Path
+
+    @property
+    def runs_dir(self) -> Path:
+        return self.state_dir / "runs"
+
+    @property
+    def reports_dir(self) -> Path:
+        return self.state_dir / "reports"
+
+    @property
+    def triggers_dir(self) -> Path:
+        return self.state_dir / "triggers"
+
+
 @dataclass(slots=True)
-class Project:
+class Project(StateFolders):
     root: str
     store: Store
     state_dir: Path  # <root>/.skillmake: doit's db, kept runs, reports
@@ -46,14 +66,6 @@ class Project:
 
             self._trigger_keys = TriggerKeys(self.keys)
         return self._trigger_keys
-
-    @property
-    def runs_dir(self) -> Path:
-        return self.state_dir / "runs"
-
-    @property
-    def reports_dir(self) -> Path:
-        return self.state_dir / "reports"
 
     @property
     def work_dir(self) -> Path:

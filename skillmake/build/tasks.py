@@ -14,7 +14,7 @@ from .. import fstree, runlock
 from ..checkout import METADATA
 from ..errors import EXIT_INVALID, SkillmakeError
 from ..project import Project, new_run_id
-from ..triggers.views import VIEWS, trigger_dir
+from ..triggers.views import trigger_dir
 from ..workspace import trial_dir
 from . import actions, clean, scope, select, stale
 from .plan import Item, SpecPlan, TriggerItem, plan_spec
@@ -279,7 +279,7 @@ def _say_waiting(holder: str) -> None:
 def _remove(project: Project, path: str) -> None:
     """`doit clean`: delete a view or a report folder — only ever below .skillmake/runs or .skillmake/reports —
     and the folders it leaves empty, up to (not including) runs/ or reports/."""
-    for base in (project.runs_dir, project.reports_dir, project.state_dir / VIEWS):
+    for base in (project.runs_dir, project.reports_dir, project.triggers_dir):
         if fstree.inside(path, base) and os.path.realpath(path) != os.path.realpath(base):
             fstree.remove_tree(path)
             top = os.path.realpath(base)
@@ -294,7 +294,7 @@ def _remove(project: Project, path: str) -> None:
                 parent = os.path.dirname(parent)
             return
     raise AssertionError(f"refusing to delete {path}: not inside {project.runs_dir}, {project.reports_dir} or "
-                         f"{project.state_dir / VIEWS}")
+                         f"{project.triggers_dir}")
 
 
 def thresholds_tasks(root: str) -> Iterator[dict[str, Any]]:

@@ -17,11 +17,9 @@ from ..store import TRIAL_SCHEMA
 from ..workspace import TrialDir
 from .run import timeout_of
 
-VIEWS = "triggers"
-
 
 def trigger_dir(project: Project, spec: str, query: str, k: int) -> TrialDir:
-    return TrialDir(root=project.state_dir / VIEWS / spec / query / f"trial-{k}")
+    return TrialDir(root=project.triggers_dir / spec / query / f"trial-{k}")
 
 
 def record_of(project: Project, spec: Spec, key: str) -> dict[str, Any] | None:
@@ -37,7 +35,7 @@ def checkout_triggers(project: Project, spec: Spec, cells: Sequence[tuple[str, i
                       *, skill: str) -> None:
     """Write each (query id, k, record) cell's view, labelled with the cell's own identity; remove the views of
     cells the spec no longer has (and every view of a spec without trigger tests)."""
-    top = project.state_dir / VIEWS / spec.name
+    top = project.triggers_dir / spec.name
     wanted: set[Path] = set()
     for query, k, record in cells:
         folder = trigger_dir(project, spec.name, query, k).root

@@ -15,7 +15,7 @@ import orjson
 from .. import atomic
 from ..errors import RecordError
 from ..model import Spec
-from ..project import Project
+from ..project import Project, StateFolders
 from ..results.files import REPORT
 from ..results.history import read_history
 from ..results.report import report_digest
@@ -29,7 +29,7 @@ _HEX = frozenset("0123456789abcdef")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Source:
+class Source(StateFolders):
     """Where the viewer reads: the project's state folder, its content store, and its specs when they loaded (for
     tags and case order; a store whose specs are gone or broken is still shown from its reports)."""
 
@@ -42,18 +42,6 @@ class Source:
     def of(cls, project: Project, only: tuple[str, ...] = ()) -> Source:
         return cls(state_dir=project.state_dir, store=project.store, specs={s.name: s for s in project.specs},
                    only=only)
-
-    @property
-    def runs_dir(self) -> Path:
-        return self.state_dir / "runs"
-
-    @property
-    def reports_dir(self) -> Path:
-        return self.state_dir / "reports"
-
-    @property
-    def triggers_dir(self) -> Path:
-        return self.state_dir / "triggers"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
