@@ -205,6 +205,12 @@ def _grade(opts: argparse.Namespace) -> int:
             _say(f"the skill's pass rate is {-delta:.2f} below its baseline's, more than --min-baseline-delta "
                  f"{opts.min_baseline_delta:g}")
             return SIGNAL_FAILED
+    if code == EXIT_FAILED and report is not None and spec.trigger_tests is not None:
+        # clauditor's grade leaves trigger_tests to `triggers`: a verdict red only for them is not grade's failure.
+        about_triggers = set(_trigger_reasons(spec, report))
+        if about_triggers and not [r for r in report["verdict"]["reasons"] if r not in about_triggers]:
+            _say("only the spec's trigger_tests keep its verdict red; `skillmake clauditor triggers` runs them")
+            return PASSED
     return clauditor_exit(code, report)
 
 
@@ -340,15 +346,19 @@ def _triggers(opts: argparse.Namespace) -> int:
         write_line(sys.stdout, orjson.dumps(section, option=orjson.OPT_INDENT_2).decode())
     if code not in (EXIT_OK, EXIT_FAILED) or report is None:
         return clauditor_exit(code)
-    # The spec's verdict also counts its cases, which this command did not run: the trigger reasons alone decide.
-    from ..results.triggers import trigger_reasons
-
-    failed = trigger_reasons(spec, section) + [t["message"] for t in report["thresholds"]
-                                               if t["metric"].startswith("min_trigger_") and not t["passed"]]
     if section and section.get("skipped"):
         _say(f"trigger tests not run: {section['skipped']}")
         return INPUT_ERROR
-    return SIGNAL_FAILED if failed else PASSED
+    # The spec's verdict also counts its cases, which this command did not run: the trigger reasons alone decide.
+    return SIGNAL_FAILED if _trigger_reasons(spec, report) else PASSED
+
+
+def _trigger_reasons(spec: Spec, report: dict[str, Any]) -> list[str]:
+    """What in the spec's verdict is about its trigger tests: runs missing or failed, and min_trigger_* gates."""
+    from ..results.triggers import trigger_reasons
+
+    return trigger_reasons(spec, report.get("triggers")) + [
+        t["message"] for t in report["thresholds"] if t["metric"].startswith("min_trigger_") and not t["passed"]]
 
 
 RUNNERS: dict[str, Callable[[argparse.Namespace], int]] = {"grade": _grade, "validate": _validate,

@@ -292,3 +292,14 @@ def test_verbose_shows_each_judges_verdict_and_reasoning_under_its_grade(tmp_pat
     assert lines[at + 1] == "    ✓ Is the answer shouted? — as written — shouted or not"  # evidence — reasoning
     quiet, _ = p.run("grade", ALPHA_MD, *OPENAI_JUDGE, env={"SKILLMAKE_RESAMPLE": "1"})
     assert "✓ Is the answer shouted?" not in quiet.out  # only under -v
+
+
+def test_grade_leaves_trigger_tests_to_the_triggers_command(tmp_path: Path, api: FakeAPI) -> None:
+    triggers = '"trigger_tests": {"should_trigger": ["shout one"], "should_not_trigger": ["whisper"]},\n  "variance"'
+    p = Clauditor(tmp_path / "p", api, spec=ALPHA.replace('"variance"', triggers))
+    done, judged = p.run("grade", ALPHA_MD, *OPENAI_JUDGE)
+    # The cases pass; the trigger trials have not run (they are `triggers`' job): clauditor's grade exits 0.
+    assert (done.code, done.agent_calls, judged) == (0, 3, 3), done.out + done.err
+    assert "only the spec's trigger_tests keep its verdict red; `skillmake clauditor triggers` runs them" in done.err
+    report = json.loads((p.project.root / ".skillmake/reports/alpha/report.json").read_text())
+    assert report["verdict"]["passed"] is False  # the report itself still says what has not run
