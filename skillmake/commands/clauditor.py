@@ -199,19 +199,25 @@ def _grade(opts: argparse.Namespace) -> int:
     report = _report(spec)
     if opts.json and report is not None:
         write_line(sys.stdout, orjson.dumps(report, option=orjson.OPT_INDENT_2).decode())
-    if opts.min_baseline_delta is not None and code == EXIT_OK and report is not None:
+    if code not in (EXIT_OK, EXIT_FAILED, EXIT_INVALID) or report is None:
+        return clauditor_exit(code, report)
+    # This spec's own verdict decides, as clauditor grades one spec: another spec of the project being invalid
+    # (skillmake's exit 2) is not this skill's input error, and trigger_tests are left to `triggers`.
+    reasons = report["verdict"]["reasons"]
+    if spec.trigger_tests is not None:
+        about_triggers = set(_trigger_reasons(spec, report))
+        if about_triggers and reasons and all(r in about_triggers for r in reasons):
+            _say("only the spec's trigger_tests keep its verdict red; `skillmake clauditor triggers` runs them")
+        reasons = [r for r in reasons if r not in about_triggers]
+    if reasons:
+        return clauditor_exit(EXIT_FAILED, report)
+    if opts.min_baseline_delta is not None:
         delta = ((report.get("baseline") or {}).get("delta") or {}).get("pass_rate")
         if delta is not None and delta < -opts.min_baseline_delta:
             _say(f"the skill's pass rate is {-delta:.2f} below its baseline's, more than --min-baseline-delta "
                  f"{opts.min_baseline_delta:g}")
             return SIGNAL_FAILED
-    if code == EXIT_FAILED and report is not None and spec.trigger_tests is not None:
-        # clauditor's grade leaves trigger_tests to `triggers`: a verdict red only for them is not grade's failure.
-        about_triggers = set(_trigger_reasons(spec, report))
-        if about_triggers and not [r for r in report["verdict"]["reasons"] if r not in about_triggers]:
-            _say("only the spec's trigger_tests keep its verdict red; `skillmake clauditor triggers` runs them")
-            return PASSED
-    return clauditor_exit(code, report)
+    return PASSED
 
 
 def _captured(opts: argparse.Namespace, spec: Spec) -> int:
@@ -249,7 +255,7 @@ def _validate(opts: argparse.Namespace) -> int:
     if opts.output:
         return _validate_output(opts, spec)
     code = _run(["trial", *_run_flags(opts, spec)], only="trials", opts=opts)
-    if code not in (EXIT_OK, EXIT_FAILED):
+    if code not in (EXIT_OK, EXIT_FAILED, EXIT_INVALID):  # another spec being invalid is not this skill's error
         return clauditor_exit(code)
     results = list(_check_runs(spec.name))
     _show(spec, results, as_json=opts.json)
@@ -344,7 +350,7 @@ def _triggers(opts: argparse.Namespace) -> int:
     section = (report or {}).get("triggers")
     if opts.json and section is not None:
         write_line(sys.stdout, orjson.dumps(section, option=orjson.OPT_INDENT_2).decode())
-    if code not in (EXIT_OK, EXIT_FAILED) or report is None:
+    if code not in (EXIT_OK, EXIT_FAILED, EXIT_INVALID) or report is None:
         return clauditor_exit(code)
     if section and section.get("skipped"):
         _say(f"trigger tests not run: {section['skipped']}")

@@ -303,3 +303,14 @@ def test_grade_leaves_trigger_tests_to_the_triggers_command(tmp_path: Path, api:
     assert "only the spec's trigger_tests keep its verdict red; `skillmake clauditor triggers` runs them" in done.err
     report = json.loads((p.project.root / ".skillmake/reports/alpha/report.json").read_text())
     assert report["verdict"]["passed"] is False  # the report itself still says what has not run
+
+
+def test_another_invalid_spec_in_the_project_is_not_this_skills_input_error(tmp_path: Path, api: FakeAPI) -> None:
+    p = Clauditor(tmp_path / "p", api)
+    p.project.write("broken.eval.yaml", "skill: nope\ncases: 3\n")
+    done, judged = p.run("grade", ALPHA_MD, *OPENAI_JUDGE)
+    assert (done.code, done.agent_calls, judged) == (0, 3, 3), done.out + done.err  # clauditor grades one spec
+    assert "broken.eval.yaml:2:8 /cases" in done.err  # still said
+    assert p.run("validate", ALPHA_MD)[0].code == 0
+    plain = p.project.run("--spec", "alpha", env=p.env)
+    assert plain.code == 2  # skillmake's own run says the project has an invalid spec (pytest's collection error)
