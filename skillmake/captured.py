@@ -21,6 +21,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from .commands.argparser import Parser
 from .console import paint, write_line
 from .errors import EXIT_FAILED, EXIT_INVALID, EXIT_OK, EXIT_USAGE, SkillmakeError, UsageError
 from .model import Case, Spec
@@ -108,7 +109,7 @@ def render(spec: Spec, case: Case, verdict: CapturedGrade, output: str) -> list[
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="skillmake grade", description="Grade an existing output file with a case's checks and judges, "
                                             "without running the agent (clauditor's grade --output).",
         epilog="exit: 0 pass, 1 fail or judge error, 2 invalid spec, 3 bad command line or judge credentials")

@@ -4,7 +4,6 @@ twin, so that nothing of the seed is lost and its trials and grades keep their k
 
 from __future__ import annotations
 
-import argparse
 import copy
 import json
 import os
@@ -15,6 +14,7 @@ from typing import Any
 
 from . import atomic, yamltext
 from .canonical import canonical_json
+from .commands.argparser import Parser
 from .config import Config, ConfigErrors, find_root, load_config
 from .errors import EXIT_FAILED, EXIT_INTERNAL, EXIT_INVALID, EXIT_OK, EXIT_USAGE, SkillmakeError, SpecError
 from .schema import SPEC
@@ -67,7 +67,7 @@ class Imported:
 
 
 def main(args: list[str]) -> int:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="skillmake import", description="Write the native skillmake spec of a clauditor, skill-creator, caliper "
         "or eva eval file: the same trials and grades, with a comment for every field that has no native twin.")
     parser.add_argument("file", help="the other tool's eval file (e.g. x.eval.json, evals/evals.json, eval.yml)")

@@ -11,7 +11,6 @@ No file means draft. Native specs take part too: a skill goes from draft to read
 
 from __future__ import annotations
 
-import argparse
 import datetime as dt
 import os
 import re
@@ -23,6 +22,7 @@ from typing import Any
 import orjson
 
 from . import atomic
+from .commands.argparser import Parser
 from .console import write_line
 from .errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE, RecordError, SkillmakeError
 from .model import Skill
@@ -68,7 +68,7 @@ def promoted(state: dict[str, Any] | None, *, spec: str, results: str, ts: str) 
 
 
 def main(args: list[str]) -> int:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="skillmake promote", epilog="every command also takes --root DIR, --color and --no-color",
         description="Move each spec's prompt or skill one step: draft → tested → ready. A step needs the spec's "
                     "latest results to be of the spec as it is now and to have passed.")

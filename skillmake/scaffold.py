@@ -10,6 +10,7 @@ import sys
 from dataclasses import dataclass
 
 from . import atomic
+from .commands.argparser import Parser
 from .errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 from .schema import SPEC, schema_dir, schema_names
 
@@ -46,7 +47,7 @@ class InitError(Exception):
 
 
 def init_main(args: list[str]) -> int:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="skillmake init", description="Write a starter eval spec beside a skill (a new skill when there is "
         "none), with the editor modeline, one example case and the agent you choose.")
     parser.add_argument("skill", nargs="?", help="a skill folder (with SKILL.md), its SKILL.md, or a command .md "
@@ -209,9 +210,10 @@ def _shown(path: str) -> str:
 
 def schema_main(args: list[str]) -> int:
     names = [n.removesuffix(".schema.json") for n in schema_names()]
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="skillmake schema", description="Print a JSON Schema skillmake ships (for editors and other tools).")
-    parser.add_argument("name", nargs="?", default="spec", choices=names, help="which schema (default: spec)")
+    parser.add_argument("name", nargs="?", default="spec", choices=names, metavar="NAME",
+                        help=f"which schema (default: spec): {', '.join(names)}")
     where = parser.add_mutually_exclusive_group()
     where.add_argument("--path", action="store_true", help="print where the installed file is instead")
     where.add_argument("--write", metavar="DIR", help="write a copy into DIR (replacing an older copy) and print "

@@ -42,7 +42,7 @@ from ..errors import (
 )
 from ..model import Case, Spec
 from ..project import Project
-from .framing import Parser
+from .argparser import Parser
 
 # clauditor's exit codes (docs/cli-reference.md, "Exit codes").
 PASSED, SIGNAL_FAILED, INPUT_ERROR, API_ERROR = 0, 1, 2, 3

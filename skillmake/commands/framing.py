@@ -3,11 +3,10 @@ documented exit code — a usage error 3 with its hint, a spec or project error 
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from ..console import write_line
 from ..errors import EXIT_INVALID, EXIT_OK, EXIT_USAGE, SkillmakeError, UsageError, did_you_mean
@@ -15,23 +14,6 @@ from ..model import Spec
 from ..project import Project
 
 Opts = TypeVar("Opts")
-
-
-class Parser(argparse.ArgumentParser):
-    """argparse that raises a UsageError (one line, `usage_line` as the hint, a did-you-mean for a mistyped
-    option) instead of printing and exiting 2."""
-
-    def __init__(self, *args: Any, usage_line: str, **kwargs: Any) -> None:
-        kwargs.setdefault("allow_abbrev", False)
-        super().__init__(*args, **kwargs)
-        self.usage_line = usage_line
-
-    def error(self, message: str) -> Any:  # argparse's hook; never returns
-        if message.startswith("unrecognized arguments: "):
-            word = message.split(": ", 1)[1].split()[0]
-            options = [o for o in self._option_string_actions if o.startswith("--")]
-            message = f"unknown option {word}{did_you_mean(word.split('=', 1)[0], options, quote=False)}"
-        raise UsageError(message, hint=self.usage_line)
 
 
 def run_command(name: str, args: list[str], *, parse: Callable[[list[str]], Opts | None],

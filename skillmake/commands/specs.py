@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..console import write_line
 from ..errors import EXIT_FAILED, EXIT_INTERNAL, EXIT_INVALID, EXIT_NO_SPECS, EXIT_OK, EXIT_USAGE, UsageError
+from .argparser import Parser
 from .argv import Invocation
 
 if TYPE_CHECKING:
@@ -30,8 +31,8 @@ def _out(text: str, *, err: bool = False) -> None:
 
 
 def _parser(prog: str, description: str) -> argparse.ArgumentParser:
-    return argparse.ArgumentParser(prog=prog, description=description,
-                                   epilog="every command also takes --root DIR, --color and --no-color")
+    return Parser(prog=prog, description=description,
+                  epilog="every command also takes --root DIR, --color and --no-color")
 
 
 def _parse(parser: argparse.ArgumentParser, args: list[str]) -> argparse.Namespace | int:

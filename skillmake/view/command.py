@@ -6,7 +6,7 @@ import argparse
 import sys
 import webbrowser
 
-from ..commands.framing import Parser
+from ..commands.argparser import Parser
 from ..console import write_line
 from ..errors import EXIT_OK, EXIT_USAGE, SkillmakeError, UsageError
 from . import data

@@ -36,6 +36,14 @@ def shell(project: Project, command: str, *, cwd: Path | None = None) -> subproc
     (["list", "--jsn"], "skillmake: unknown option --jsn for `skillmake list`"),
     (["trial", "--alway-execute"], "skillmake: unknown option --alway-execute; did you mean --always-execute?"),
     (["--verbo"], "skillmake: option --verbo is ambiguous: --verbose, --verbosity"),
+    # skillmake's own commands (argparse underneath) say it the same way
+    (["validate", "--frmat", "json"], "skillmake: unknown option --frmat; did you mean --format?"),
+    (["report", "--fromat"], "skillmake: unknown option --fromat"),
+    (["promote", "--stauts"], "skillmake: unknown option --stauts; did you mean --status?"),
+    (["import", "x.json", "--froce"], "skillmake: unknown option --froce; did you mean --force?"),
+    (["init", "--agnet", "command"], "skillmake: unknown option --agnet; did you mean --agent?"),
+    (["schema", "--pth"], "skillmake: unknown option --pth; did you mean --path?"),
+    (["import"], "skillmake: the following arguments are required: file"),
 ])
 def test_unknown_options_are_one_line_and_a_usage_line(project: Project, args: list[str], shown: str) -> None:
     run = project.run(*args, check_views=False)
