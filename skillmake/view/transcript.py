@@ -9,6 +9,8 @@ from typing import Any
 
 import orjson
 
+from ..results.history import read_history as json_object_lines  # JSON lines, torn ones skipped
+
 ENTRY_LIMIT = 8_000  # characters of one entry shown; a transcript's whole artifact is one link away
 MAX_ENTRIES = 400
 
@@ -38,18 +40,6 @@ def _dump(value: Any) -> str:
         return str(value)
 
 
-def _json_lines(data: bytes) -> list[dict[str, Any]]:
-    events = []
-    for line in data.splitlines():
-        try:
-            value = orjson.loads(line)
-        except orjson.JSONDecodeError:
-            continue
-        if isinstance(value, dict):
-            events.append(value)
-    return events
-
-
 def entries(data: bytes | None) -> list[Entry]:
     """The transcript's entries, at most MAX_ENTRIES of them (the artifact itself has the rest)."""
     if not data:
@@ -61,7 +51,7 @@ def entries(data: bytes | None) -> list[Entry]:
     if isinstance(whole, dict) and ("request" in whole or "response" in whole):
         found = list(_api(whole))
     else:
-        events = [whole] if isinstance(whole, dict) else _json_lines(data)
+        events = [whole] if isinstance(whole, dict) else json_object_lines(data)
         codex = any(str(e.get("type", "")).startswith(("thread.", "item.", "turn.")) for e in events)
         found = list(_codex(events) if codex else _claude(events))
     return [Entry(role=e.role, kind=e.kind, name=e.name, text=_clip(e.text)) for e in found[:MAX_ENTRIES]]
