@@ -215,8 +215,10 @@ FORMATS: dict[str, tuple[Row, ...]] = {
         row("`evals[].assertions[].name`", "supported", "a named expectation (`{text, name}`): a label, not a key "
             "input — renaming re-runs and re-judges nothing",
             SR_F + "test_renaming_an_assertion_relabels_without_running_or_judging"),
-        row("`evals[].assertions[].type`", "partial", "informative: the judge grades the description",
-            SC_U + "test_the_seed_documents_example_translates_field_by_field"),
+        row("`evals[].assertions[].type`", "supported", "a label of the named expectation (`{text, name, type}`), "
+            "kept in eval_metadata.json; the judge grades the description, so an edit re-runs and re-judges nothing",
+            SC_U + "test_the_seed_documents_example_translates_field_by_field",
+            SR_F + "test_an_assertions_type_is_kept_in_eval_metadata_and_an_edit_runs_nothing"),
         row("`evals[].category` (seen in real files)", "supported", "→ `tags`",
             SC_U + "test_expectations_come_before_assertions_and_category_is_a_tag"),
         row("with_skill / without_skill", "supported", "`baseline: true`",

@@ -93,11 +93,12 @@ def records_of(project: Project, cell: Cell) -> CellRecords:
 
 
 def labels_digest(spec: Spec) -> str | None:
-    """What a spec's views show that no key holds: integer eval ids and expectation names (a rename re-runs and
-    re-grades nothing, but must reach the views). None when no case sets either, so a spec that does not use them
+    """What a spec's views show that no key holds: integer eval ids, expectation names and types (a rename re-runs
+    and re-grades nothing, but must reach the views). None when no case sets either, so a spec that does not use them
     keeps the report inputs it had."""
-    labels = [[c.id, c.eval_id, list(c.expectation_names)] for c in spec.cases
-              if c.eval_id is not None or c.expectation_names]
+    labels = [[c.id, c.eval_id, list(c.expectation_names), *([list(c.expectation_types)] if c.expectation_types
+                                                             else [])]
+              for c in spec.cases if c.eval_id is not None or c.expectation_names or c.expectation_types]
     return digest_json(labels) if labels else None
 
 
@@ -145,7 +146,9 @@ def eval_metadata(spec: Spec, case: Case) -> dict[str, Any]:
     (checks and expectations, by the names benchmark.json's assertions use)."""
     assertions: list[dict[str, Any]] = [{"name": c.label, "description": c.name or c.label, "type": c.type}
                                         for c in case.checks]
-    assertions += [{"name": case.expectation_name(i) or expectations_judge.entry_id(i), "description": text}
+    assertions += [{"name": case.expectation_name(i) or expectations_judge.entry_id(i), "description": text,
+                    **({"type": case.expectation_types[i]} if i < len(case.expectation_types)
+                       and case.expectation_types[i] else {})}
                    for i, text in enumerate(case.expectations)]
     return {"eval_id": case.result_id, "eval_name": case.id, "prompt": trials.prompt_text(case, spec.skill),
             "assertions": assertions}

@@ -64,6 +64,7 @@ class Case:
     # Names of the expectations written {text, name}, by position (None: unnamed); empty when none is named.
     # Labels, not grade inputs: the judge never sees them, so they are applied to records when a view is built.
     expectation_names: tuple[str | None, ...] = ()
+    expectation_types: tuple[str | None, ...] = ()  # skill-creator's assertion types: labels, never key inputs
     expected_output: str | None = None
     criteria: tuple[Criterion, ...] = ()
     sections: tuple[dict[str, Any], ...] = ()

@@ -227,7 +227,7 @@ def _case(data: dict[str, Any], raw: dict[str, Any], i: int, inputs: list[InputF
     checks = tuple(Check(type=c["type"], index=j, id=c.get("id"), name=c.get("name"), file=c.get("file"),
                          params={k: v for k, v in c.items() if k not in _CHECK_COMMON}, raw=c)
                    for j, c in enumerate(raw.get("checks", [])))
-    texts, names = _expectations(raw.get("expectations", ()))
+    texts, names, types = _expectations(raw.get("expectations", ()))
     return Case(
         id=raw["id"], index=i, eval_id=raw.get("eval_id"), prompt=raw.get("prompt"), args=raw.get("args"),
         description=raw.get("description"), user_prompt=raw.get("user_prompt"), setup=raw.get("setup"),
@@ -236,19 +236,23 @@ def _case(data: dict[str, Any], raw: dict[str, Any], i: int, inputs: list[InputF
         output_files=tuple(raw.get("output_files", data.get("output_files", ()))), timeout=raw.get("timeout"),
         checks=checks, rubric=raw.get("rubric"), pass_threshold=raw.get("pass_threshold"),
         judge_model=raw.get("judge", {}).get("model"),
-        expectations=texts, expectation_names=names, expected_output=raw.get("expected_output"),
+        expectations=texts, expectation_names=names, expectation_types=types,
+        expected_output=raw.get("expected_output"),
         criteria=tuple(Criterion(id=c.get("id") or f"criterion-{j}", criterion=c["criterion"])
                        for j, c in enumerate(raw.get("criteria", []))),
         sections=tuple(raw.get("sections", ())), tags=tuple(raw.get("tags", ())),
         required=raw.get("required", False), raw=raw)
 
 
-def _expectations(items: Any) -> tuple[tuple[str, ...], tuple[str | None, ...]]:
-    """Texts and names of `expectations` (each a string or {text, name}). The texts alone are what a plain-string
-    spec had, so its grade key is unchanged; names stay empty unless one is given."""
+def _expectations(items: Any) -> tuple[tuple[str, ...], tuple[str | None, ...], tuple[str | None, ...]]:
+    """Texts, names and types of `expectations` (each a string or {text, name, type}). The texts alone are what a
+    plain-string spec had, so its grade key is unchanged; names and types stay empty unless one is given."""
     texts = tuple(e if isinstance(e, str) else e["text"] for e in items)
-    names = tuple(None if isinstance(e, str) else e.get("name") for e in items)
-    return texts, names if any(n is not None for n in names) else ()
+
+    def labels(key: str) -> tuple[str | None, ...]:
+        found = tuple(None if isinstance(e, str) else e.get(key) for e in items)
+        return found if any(v is not None for v in found) else ()
+    return texts, labels("name"), labels("type")
 
 
 def _agent(raw: dict[str, Any]) -> AgentConfig:

@@ -116,9 +116,11 @@ def _case(raw: dict[str, Any], i: int, *, src: Source, skill: str, spec_dir: str
         origin.update({at: f"{seed}/assertions/{k}", f"{at}/text": f"{seed}/assertions/{k}/description",
                        f"{at}/name": f"{seed}/assertions/{k}/name"})
         # Named, so grading.json, benchmark.json and eval_metadata.json call it what skill-creator does.
-        statements.append({"text": assertion["description"], "name": assertion["name"]})
-        if "type" in assertion:
-            notes.append("assertions[].type: informative; the judge grades the description")
+        statement = {"text": assertion["description"], "name": assertion["name"]}
+        if "type" in assertion:  # a label for eval_metadata.json: the judge grades the description
+            statement["type"] = assertion["type"]
+            origin[f"{at}/type"] = f"{seed}/assertions/{k}/type"
+        statements.append(statement)
     if not statements and raw.get("expected_output", "").strip():
         # skill-creator's grader has nothing else to go on: success as the eval describes it is the statement.
         origin[f"{base}/expectations/0"] = f"{seed}/expected_output"

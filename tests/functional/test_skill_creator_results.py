@@ -108,6 +108,18 @@ def test_renaming_an_assertion_relabels_without_running_or_judging(api: FakeAPI,
     assert bench["iterations"][-1]["configurations"][0]["tests"][0]["assertions"][0]["name"] == "is_uppercase"
 
 
+def test_an_assertions_type_is_kept_in_eval_metadata_and_an_edit_runs_nothing(api: FakeAPI, tmp_path: Path) -> None:
+    p = project(tmp_path / "proj")
+    assert p.run(env=env(api)).agent_calls == 4
+    assertion = read(p, "runs/docs/eval-5/eval_metadata.json")["assertions"][0]
+    assert (assertion["name"], assertion["type"]) == ("shouts", "custom")
+    judged = api.count(JUDGE)
+    p.replace("docs/evals/evals.json", '"type": "custom"', '"type": "contains_text"')
+    again = p.run(env=env(api))  # a label: the judge grades the description, so nothing runs or is judged again
+    assert (again.code, again.agent_calls, api.count(JUDGE) - judged) == (0, 0, 0), again.out + again.err
+    assert read(p, "runs/docs/eval-5/eval_metadata.json")["assertions"][0]["type"] == "contains_text"
+
+
 def test_benchmark_keeps_one_iteration_per_change_of_results(api: FakeAPI, tmp_path: Path) -> None:
     """Needs results/publish.py to write with_history(previous benchmark.json, this run's) (see the report)."""
     p = project(tmp_path / "proj")

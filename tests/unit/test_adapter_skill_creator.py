@@ -71,7 +71,8 @@ def test_the_seed_documents_example_translates_field_by_field() -> None:
         "cases": [
             {"id": "eval-0", "eval_id": 0, "prompt": "The user's task prompt",
              "expected_output": "Brief description of what success looks like",
-             "expectations": [{"text": "Human-readable description of what this checks", "name": "assertion_id"}]},
+             "expectations": [{"text": "Human-readable description of what this checks", "name": "assertion_id",
+                               "type": "file_exists|row_count|contains_text|custom"}]},
             {"id": "eval-1", "eval_id": 1, "prompt": "Another test prompt",
              "expected_output": "Expected result description",
              "input_files": ["../path/to/input/file"], "expectations": ["Expected result description"]},
@@ -86,7 +87,7 @@ def test_the_seed_documents_example_translates_field_by_field() -> None:
     assert t.seed_pointer("/cases/1/id") == "/evals/1/id"
     assert t.seed_pointer("/name") == "/skill_name"
     assert not any(n.startswith("assertions[].name") for n in t.notes)  # kept: the expectation's name
-    assert any(n.startswith("assertions[].type") for n in t.notes)
+    assert not any(n.startswith("assertions[].type") for n in t.notes)  # kept: the expectation's type
 
 
 def test_expectations_and_files_relative_to_the_skill_folder() -> None:

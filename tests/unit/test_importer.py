@@ -162,7 +162,7 @@ def test_skill_creator_keeps_its_agent_unnamed_and_says_whose_runs_it(tmp_path: 
     data = read_yaml("x.eval.yaml", text).data
     assert "agent" not in data  # the project's agent is lent to it as to the seed: equal keys, now and later
     assert "the project's agent runs it" in text
-    assert "assertions[0].type" in text  # no native twin: its value is kept in a comment
+    assert 'type: "file_exists|row_count|contains_text|custom"' in text  # a label of the named expectation
 
 
 def test_eva_says_where_the_prompt_came_from(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
