@@ -7,7 +7,7 @@ bench/mutation.py's `anthropic_judge` target: each test kills a one-line bug the
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
@@ -57,7 +57,8 @@ def test_these_statuses_are_retried(api: FakeAPI, waits: list[float], status: in
 
 
 @pytest.mark.parametrize(("status", "hint"), [
-    (401, "check ANTHROPIC_API_KEY (and ANTHROPIC_BASE_URL)"), (403, "check ANTHROPIC_API_KEY (and ANTHROPIC_BASE_URL)"),
+    (401, "check ANTHROPIC_API_KEY (and ANTHROPIC_BASE_URL)"),
+    (403, "check ANTHROPIC_API_KEY (and ANTHROPIC_BASE_URL)"),
     (404, "check the judge model name (judge.model) and ANTHROPIC_BASE_URL"),
     (400, "check the judge settings (judge.model, judge.provider)"),
     (402, "check the judge settings (judge.model, judge.provider)"),
@@ -141,7 +142,7 @@ def test_retry_after_reads_the_servers_wait(headers: dict[str, str] | None, seco
 
 
 class Client:
-    made: list[Client] = []
+    made: ClassVar[list[Client]] = []
 
     def __init__(self, **options: Any) -> None:
         self.options, self.closed = options, 0
