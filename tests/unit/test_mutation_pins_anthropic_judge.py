@@ -193,3 +193,34 @@ def test_a_client_that_fails_to_close_is_not_an_error(clients: list[Client]) -> 
             raise OSError("already gone")
 
     provider._close(Broken())  # no exception
+
+
+def test_an_unreachable_api_is_retried_then_named(waits: list[float]) -> None:
+    dead = Endpoint(provider="anthropic", model="claude-sonnet-4-6", base_url="http://127.0.0.1:9", api_key=KEY)
+    with pytest.raises(JudgeCallError) as err:
+        provider.complete(request(), dead)
+    assert err.value.message.startswith("cannot reach the Anthropic API at http://127.0.0.1:9")
+    assert err.value.requests == retry.MAX_ATTEMPTS and len(waits) == retry.MAX_ATTEMPTS - 1
+
+
+def test_an_unreadable_reply_is_retried(api: FakeAPI, waits: list[float]) -> None:
+    api.enqueue(Reply.raw("<html>gateway</html>", content_type="application/json"),
+                Reply.tool_use(TOOL_NAME, VERDICT), endpoint=MESSAGES)
+    reply = provider.complete(request(), endpoint(api))
+    assert reply.data == VERDICT and reply.usage.requests == 2 and len(waits) == 1
+
+
+def test_no_credentials_at_all_is_an_error_before_any_request(api: FakeAPI, monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"):
+        monkeypatch.delenv(name, raising=False)
+    bare = Endpoint(provider="anthropic", model="claude-sonnet-4-6", base_url=api.url)
+    with pytest.raises(JudgeCallError) as err:
+        provider.complete(request(), bare)
+    assert err.value.message.startswith("no Anthropic credentials for the judge") and err.value.requests == 0
+    assert api.requests == []
+
+
+def test_only_the_verdict_tool_is_read(api: FakeAPI) -> None:
+    api.enqueue(Reply.turn(Reply.tool_use("other_tool", {"passed": False}), Reply.tool_use(TOOL_NAME, VERDICT)),
+                endpoint=MESSAGES)
+    assert provider.complete(request(), endpoint(api)).data == VERDICT
