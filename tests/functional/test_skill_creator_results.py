@@ -68,7 +68,7 @@ def test_eval_metadata_is_written_per_eval(api: FakeAPI, tmp_path: Path) -> None
     assert p.run(env=env(api)).code == 0
     five = valid("eval-metadata", read(p, "runs/docs/eval-5/eval_metadata.json"))
     assert five == {"eval_id": 5, "eval_name": "eval-5", "prompt": "say hello",
-                    "assertions": [{"name": "shouts", "description": "The answer is in uppercase"}]}
+                    "assertions": [{"name": "shouts", "description": "The answer is in uppercase", "type": "custom"}]}
     two = valid("eval-metadata", read(p, "runs/docs/eval-2/eval_metadata.json"))
     assert (two["eval_id"], two["assertions"]) == (2, [{"name": "expectation-0",
                                                         "description": "The answer ends with an exclamation mark"}])
