@@ -84,3 +84,13 @@ def clean_run_settings(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
         monkeypatch.delenv(var, raising=False)
     yield
     overrides.set_command_line({})
+
+
+@pytest.fixture
+def judge_waits(monkeypatch: pytest.MonkeyPatch) -> list[float]:
+    """The judges' retry waits, recorded instead of slept through."""
+    from skillmake.judges import retry
+
+    recorded: list[float] = []
+    monkeypatch.setattr(retry, "_sleep", recorded.append)
+    return recorded

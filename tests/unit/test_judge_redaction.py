@@ -46,10 +46,8 @@ def api(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeAPI]:
 
 
 @pytest.fixture(autouse=True)
-def waits(monkeypatch: pytest.MonkeyPatch) -> list[float]:
-    recorded: list[float] = []
-    monkeypatch.setattr(retry, "_sleep", recorded.append)
-    return recorded
+def waits(judge_waits: list[float]) -> list[float]:
+    return judge_waits
 
 
 @pytest.mark.parametrize("provider", ["anthropic", "openai"])

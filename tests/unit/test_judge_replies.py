@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from skillmake.agents.base import Usage
-from skillmake.judges import JudgeOutcome, judge_case, retry, verdict
+from skillmake.judges import JudgeOutcome, judge_case, verdict
 from skillmake.judges import criteria as criteria_judge
 from skillmake.judges import expectations as expectations_judge
 from skillmake.judges import rubric as rubric_judge
@@ -101,10 +101,8 @@ def claude(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> FakeClaude:
 
 
 @pytest.fixture
-def waits(monkeypatch: pytest.MonkeyPatch) -> list[float]:
-    recorded: list[float] = []
-    monkeypatch.setattr(retry, "_sleep", recorded.append)
-    return recorded
+def waits(judge_waits: list[float]) -> list[float]:
+    return judge_waits
 
 
 Serve = Callable[..., None]

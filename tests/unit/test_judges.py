@@ -45,11 +45,8 @@ def api(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeAPI]:
 
 
 @pytest.fixture
-def waits(monkeypatch: pytest.MonkeyPatch) -> list[float]:
-    """Record the retry waits instead of sleeping through them."""
-    recorded: list[float] = []
-    monkeypatch.setattr(retry, "_sleep", recorded.append)
-    return recorded
+def waits(judge_waits: list[float]) -> list[float]:
+    return judge_waits
 
 
 def no_secret(outcome: JudgeOutcome) -> None:

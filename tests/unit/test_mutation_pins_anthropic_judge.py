@@ -29,10 +29,8 @@ def api() -> Iterator[FakeAPI]:
 
 
 @pytest.fixture
-def waits(monkeypatch: pytest.MonkeyPatch) -> list[float]:
-    recorded: list[float] = []
-    monkeypatch.setattr(retry, "_sleep", recorded.append)
-    return recorded
+def waits(judge_waits: list[float]) -> list[float]:
+    return judge_waits
 
 
 def endpoint(api: FakeAPI) -> Endpoint:
