@@ -32,3 +32,19 @@ if [ "${SKILLMAKE_SKIP_NPM:-}" != "1" ]; then
     echo "setup: npm not found; the claude/codex end-to-end tests will be skipped (they fail under CI=true)" >&2
   fi
 fi
+
+# The real seed tools, for the differential tests (tests/differential): their own venv, so their
+# dependencies never mix with ours. Pinned to the versions the seed reference documents describe.
+CLAUDITOR_VERSION=0.1.3
+CALIPER_VERSION=0.1.0
+if [ "${SKILLMAKE_SKIP_SEEDTOOLS:-}" != "1" ]; then
+  SEED=.tools/seedtools
+  if ! "$SEED/bin/python" -c "import importlib.metadata as m; assert m.version('clauditor-eval') == '${CLAUDITOR_VERSION}'; assert m.version('caliper-eval') == '${CALIPER_VERSION}'" 2>/dev/null; then
+    if [ ! -x "$SEED/bin/python" ]; then
+      "$PYTHON" -m venv "$SEED"
+    fi
+    "$SEED/bin/python" -m pip install --quiet --disable-pip-version-check \
+      "clauditor-eval==${CLAUDITOR_VERSION}" "caliper-eval==${CALIPER_VERSION}" \
+      || echo "setup: could not install the seed tools; the differential tests will be skipped (they fail under CI=true)" >&2
+  fi
+fi
