@@ -37,16 +37,20 @@ class SkillmakeReporter:
             console.configure(quiet=derived.quiet, verbose=derived.verbose)
         self.style = console.style()
         self.lock = threading.Lock()
-        self.started: dict[str, float] = {}
-        self.announced: set[str] = set()
-        self.finished: set[str] = set()
+        # Running totals, so a progress line costs the same at the 30,000th task as at the first: the tasks
+        # still running (start time; a finished task leaves), those of them the ticker has not announced yet,
+        # how many of them the counter counts, and the trials' durations as a sum and a count.
+        self.running: dict[str, float] = {}
+        self.unannounced: dict[str, float] = {}
+        self.running_counted = 0
         self.t0 = STARTED  # loading specs and planning count too
         self.to_run: set[str] = set()  # trial and grade tasks selected and not up to date: the counter's total
         self.done = 0
         self.ran: dict[str, int] = {}
         self.uptodate: dict[str, int] = {}
         self.failures: list[str] = []
-        self.durations: list[float] = []
+        self.duration_sum = 0.0
+        self.duration_count = 0
         self.tally: dict[str, float] = {}  # summed from the tasks' values: ran, agent/judge calls, tokens, cost
         self.closed = False
         self.stop = threading.Event()
@@ -66,23 +70,30 @@ class SkillmakeReporter:
         pass
 
     def execute_task(self, task: Any) -> None:
+        kind = _kind(task.name)
         with self.lock:
-            self.started[task.name] = time.monotonic()
-            if _kind(task.name) in COUNTED:
+            now = time.monotonic()
+            if kind in COUNTED:
                 self.to_run.add(task.name)  # `-a`, or an uptodate check that said no after all
+                if task.name not in self.running:
+                    self.running_counted += 1
+            self.running[task.name] = now
+            if kind in (*COUNTED, "report"):
+                self.unannounced[task.name] = now
 
     def add_success(self, task: Any) -> None:
         kind = _kind(task.name)
         if kind is None:
             return
         with self.lock:
-            self.finished.add(task.name)
+            started = self._finish(task.name, kind)
             self.ran[kind] = self.ran.get(kind, 0) + 1
             if kind in COUNTED:
-                elapsed = time.monotonic() - self.started.get(task.name, time.monotonic())
+                elapsed = time.monotonic() - started if started is not None else 0.0
                 self.done += 1
                 if kind in ("trial", "trigger"):
-                    self.durations.append(elapsed)
+                    self.duration_sum += elapsed
+                    self.duration_count += 1
                 values = getattr(task, "values", None) or {}
                 self._count(kind, values)
                 if self.style.quiet:
@@ -98,8 +109,8 @@ class SkillmakeReporter:
 
     def add_failure(self, task: Any, exception: Any) -> None:
         with self.lock:
-            self.finished.add(task.name)
             kind = _kind(task.name)
+            self._finish(task.name, kind)
             if kind == "validate":
                 LAST_RUN["invalid"] = True
             if kind in COUNTED:
@@ -191,16 +202,16 @@ class SkillmakeReporter:
     def _tick(self) -> None:
         """Say which task is still running once it has taken SLOW_AFTER seconds (once per task)."""
         while not self.stop.wait(0.25):
-            now = time.monotonic()
-            with self.lock:
-                slow = [(name, t) for name, t in self.started.items()
-                        if name not in self.finished and name not in self.announced and now - t >= SLOW_AFTER
-                        and _kind(name) in (*COUNTED, "report")]
-                for name, t in slow:
-                    self.announced.add(name)
-                    if not self.style.quiet:
-                        clock = time.strftime("%H:%M:%S", time.localtime(time.time() - (now - t)))
-                        self._line(f"{self._progress()} … running {name} (started {clock})")
+            self._announce_slow(time.monotonic())
+
+    def _announce_slow(self, now: float) -> None:
+        with self.lock:  # only the tasks running now and not yet announced: at most the jobs' number
+            slow = [(name, t) for name, t in self.unannounced.items() if now - t >= SLOW_AFTER]
+            for name, t in slow:
+                del self.unannounced[name]
+                if not self.style.quiet:
+                    clock = time.strftime("%H:%M:%S", time.localtime(time.time() - (now - t)))
+                    self._line(f"{self._progress()} … running {name} (started {clock})")
 
     def _count(self, kind: str, values: dict[str, Any]) -> None:
         if values.get("ran"):
@@ -234,14 +245,22 @@ class SkillmakeReporter:
             text += f", unknown for {unknown}"
         return f" ({text})"
 
+    def _finish(self, name: str, kind: str | None) -> float | None:
+        """Forget a finished task's start (what it kept); its start time, if it was seen starting."""
+        started = self.running.pop(name, None)
+        self.unannounced.pop(name, None)
+        if started is not None and kind in COUNTED:
+            self.running_counted -= 1
+        return started
+
     def _progress(self) -> str:
         total = max(len(self.to_run), self.done)
         width = len(str(total))
-        running = sum(1 for name in self.started if name not in self.finished and _kind(name) in COUNTED)
+        running = self.running_counted
         eta = ""
-        if self.durations and total > self.done:
+        if self.duration_count and total > self.done:
             remaining = total - self.done
-            per = sum(self.durations) / len(self.durations)
+            per = self.duration_sum / self.duration_count
             eta = f" eta {remaining * per / max(1, running):.0f}s"
         busy = f" {running} running" if running > 1 else ""
         return f"[{self.done:>{width}}/{total}{busy}{eta}]"
