@@ -69,8 +69,11 @@ class Project(StateFolders):
 
     @property
     def work_dir(self) -> Path:
-        """Where trials execute (one folder per key and run); emptied when a run starts."""
-        return self.state_dir / "work"
+        """Where trials execute (one folder per key and run), outside every project tree (hermetic.py); emptied
+        when a run starts."""
+        from .hermetic import work_root
+
+        return work_root(self.state_dir, self.root)
 
     @classmethod
     def open(cls, root: str, *, files: list[str] | None = None) -> Project:

@@ -11,13 +11,14 @@ from typing import Any
 
 import orjson
 
-from . import atomic, fstree, process
-from .agents import AgentResult, TrialRequest, get_agent
+from . import atomic, fstree, hermetic, process
+from .agents import AgentResult, TrialRequest, Usage, get_agent
 from .errors import SkillmakeError
 from .keys import API_AGENTS, TrialKey
 from .model import Arm, Case, Skill, Spec
 from .project import Project, current_run_id
 from .skillfiles import resolve_system_prompt
+from .staging import check_programs, run_fragment, stage_skill
 from .store import TRIAL_SCHEMA
 from .workspace import TrialDir, capture, clean_env, output_text, prepare, scratch_dir, snapshot
 
@@ -115,22 +116,38 @@ def _run(project: Project, spec: Spec, case: Case, arm: Arm, k: int, tkey: Trial
         store.put(piece.data)
     run_id = current_run_id()
     tdir = scratch_dir(project.work_dir, tkey.key, run_id)
+    refused: SkillmakeError | None = None
     try:
-        prepare(tdir, case)
-        return run_in(project, spec, case, arm, k, tkey, tdir, run_id, replacing=replacing)
+        try:  # the snapshot the key names, never the live files (staging.py)
+            prepare(tdir, case, digests=run_fragment(tkey.run.data).get("input_files") or {})
+            if tkey.skill is not None:
+                staged = stage_skill(spec.skill, tkey.skill.data, tdir.root / "skill")
+                spec = dataclasses.replace(spec, skill=staged)
+        except SkillmakeError as exc:
+            refused = exc
+        return run_in(project, spec, case, arm, k, tkey, tdir, run_id, replacing=replacing, refused=refused)
     finally:
         fstree.remove_tree(tdir.root)
 
 
 def run_in(project: Project, spec: Spec, case: Case, arm: Arm, k: int, tkey: TrialKey, tdir: TrialDir,
-            run_id: str, *, replacing: dict[str, Any] | None = None) -> dict[str, Any]:
+            run_id: str, *, replacing: dict[str, Any] | None = None,
+            refused: SkillmakeError | None = None) -> dict[str, Any]:
+    """Run the trial in `tdir` (staged) and record it; `refused`: why it may not run (an error outcome)."""
     store = project.store
     skill = spec.skill if arm.skill and spec.skill.present else None
     timeout = timeout_of(spec, case)
     env = clean_env(tdir.home, extra_path=spec.extra_path, spec_folder=spec.folder)
     started = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
     t0 = time.monotonic()
-    result = _setup(case, tdir.workspace, env, timeout)
+    refused = refused or hermetic.problem(tdir.workspace)
+    if refused is None:
+        try:
+            check_programs(tkey.agent.data, spec.folder, when="before")
+        except SkillmakeError as exc:
+            refused = exc
+    result = (AgentResult(outcome="error", output="", error=refused.render(), usage=Usage(num_turns=0))
+              if refused else _setup(case, tdir.workspace, env, timeout))
     agent = get_agent(arm.agent.kind)
     agent_ms = 0.0
     if result is None:
@@ -138,10 +155,11 @@ def run_in(project: Project, spec: Spec, case: Case, arm: Arm, k: int, tkey: Tri
         try:
             request = TrialRequest(
                 spec=spec, case=case, arm_name=arm.name, k=k, agent=arm.agent, skill=skill,
-                prompt=prompt_text(case, skill), system_prompt=_system_prompt(project, spec, skill, arm),
+                prompt=prompt_text(case, skill), system_prompt=_system_prompt(project, spec, skill, arm, tkey),
                 workspace=str(tdir.workspace), home=str(tdir.home), env=env, timeout=timeout)
             result = agent.run(request)
-        except SkillmakeError as exc:  # e.g. a SKILL.md whose frontmatter cannot be read
+            check_programs(tkey.agent.data, spec.folder, when="while")
+        except SkillmakeError as exc:  # e.g. a SKILL.md whose frontmatter cannot be read, a program edited mid-run
             result = AgentResult(outcome="error", output="", error=exc.render())
         except OSError as exc:
             result = AgentResult(outcome="error", output="", error=f"cannot prepare the trial: {exc}")
@@ -205,8 +223,13 @@ def _setup(case: Case, workspace: Any, env: dict[str, str], timeout: float) -> A
     return None
 
 
-def _system_prompt(project: Project, spec: Spec, skill: Skill | None, arm: Arm) -> str | None:
-    """Resolved only for the agents that send one (the CLIs read the installed skill themselves)."""
+def _system_prompt(project: Project, spec: Spec, skill: Skill | None, arm: Arm, tkey: TrialKey) -> str | None:
+    """Resolved only for the agents that send one (the CLIs read the installed skill themselves): the text the
+    key's run fragment holds, never the files as they are now (an AGENTS.md or SKILL.md edited since)."""
+    fragment = run_fragment(tkey.run.data)
+    if "system_prompt" in fragment:
+        value = fragment["system_prompt"]
+        return value if isinstance(value, str) else None
     if arm.agent.kind in API_AGENTS:
         return resolve_system_prompt(spec, skill, project.root)
     return spec.system_prompt

@@ -6,7 +6,6 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,6 +15,7 @@ import orjson
 
 from . import fstree
 from .model import Case, Spec
+from .staging import stage_inputs
 
 # Variables passed from the user's environment to every agent; everything else is dropped.
 # API keys are not here: an agent that needs one adds it itself (settings.py).
@@ -76,13 +76,13 @@ def scratch_dir(work_root: str | Path, key: str, run_id: str) -> TrialDir:
     return TrialDir(root=Path(work_root) / f"{key[7:23]}-{run_id}")
 
 
-def prepare(tdir: TrialDir, case: Case) -> None:
-    """Empty the trial folder, then stage a fresh copy of every input file (clauditor: shutil.copy2)."""
+def prepare(tdir: TrialDir, case: Case, *, digests: dict[str, str] | None = None) -> None:
+    """Empty the trial folder, then stage a fresh copy of every input file (clauditor: shutil.copy2), each
+    verified against `digests` (dest → digest, the key's) when given (staging.Changed when one differs)."""
     fstree.remove_tree(tdir.root)
     tdir.workspace.mkdir(parents=True)
     tdir.home.mkdir()
-    for item in case.input_files:
-        shutil.copy2(item.source, tdir.workspace / item.dest)
+    stage_inputs(case, tdir.workspace, digests)
 
 
 def clean_env(home: Path, *, extra_path: tuple[str, ...] = (), spec_folder: str = "") -> dict[str, str]:

@@ -7,6 +7,8 @@ import os
 import time
 from pathlib import Path
 
+from skillmake.hermetic import work_root
+
 from .project import Project
 
 AGENT = r'''
@@ -79,9 +81,10 @@ def test_trials_are_isolated(tmp_path: Path) -> None:
     # env: fresh, empty HOME beside a fresh workspace, in a folder of this trial key and this run only
     # (removed afterwards); no API keys or stray variables.
     seen = json.loads((runs / "env" / "with_skill" / "trial-0" / "output.txt").read_text())
-    work = root / ".skillmake" / "work"
+    work = work_root(root / ".skillmake", root)  # outside the project (hermetic.py), not under .skillmake/
     scratch = Path(seen["cwd"]).parent
     assert scratch.parent == work and Path(seen["home"]) == scratch / "home"
+    assert not str(scratch).startswith(str(root))
     assert seen["cwd"] == str(scratch / "workspace")
     assert not scratch.exists()  # the view under runs/ is a checkout of the store, not the place it ran
     assert seen["home_empty"]
