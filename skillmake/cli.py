@@ -94,9 +94,9 @@ def _main(args: list[str]) -> int:
             raise UsageError(f"--root {inv.root}: no such folder", hint="usage: skillmake --root DIR [COMMAND] …")
         os.environ["SKILLMAKE_ROOT"] = root  # before anything loads: every command and doit's loader read it
     if inv.version:
-        from .build.main import doit_version
+        from importlib.metadata import version  # doit's installed version, without importing doit (~70 ms)
 
-        return _say(f"skillmake {__version__}\ndoit {doit_version()}")
+        return _say(f"skillmake {__version__}\ndoit {version('doit')}")
     console.configure(quiet=inv.quiet, verbose=bool(inv.verbose), color=inv.color)
     if inv.command in cmdline.OWN_COMMANDS and inv.command != "explain":
         return _own(inv.command, [*inv.args, *(["--help"] if inv.help else [])])

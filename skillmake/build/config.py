@@ -9,8 +9,6 @@ import sys
 import time
 from typing import Any
 
-from .reporter import SkillmakeReporter
-
 
 def scan_entry_points_once() -> None:
     """doit looks for plugins by scanning every installed distribution's entry points, again at each lookup
@@ -29,9 +27,6 @@ def scan_entry_points_once() -> None:
 
     once.skillmake = True  # type: ignore[attr-defined]
     plugin.entry_points_impl = once
-
-
-scan_entry_points_once()
 
 
 def _recover(dep_file: str) -> None:
@@ -55,6 +50,11 @@ def _recover(dep_file: str) -> None:
 
 
 def doit_config(root: str) -> dict[str, Any]:
+    # Here, not at import: importing this module (`skillmake --help` does, through build.main) costs nothing;
+    # a dodo.py calls this before doit's remaining plugin lookups, which are then answered from one scan.
+    scan_entry_points_once()
+    from .reporter import SkillmakeReporter  # the engine's tasks come with it: only a run needs them
+
     state, jobs = _settings(root)
     if not os.path.isdir(state):
         _require_specs(root)  # a folder with no spec is left as it was: nothing to run, nothing created

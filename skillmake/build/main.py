@@ -31,12 +31,6 @@ def _module() -> types.ModuleType:
     return dodo
 
 
-def doit_version() -> str:
-    from doit.version import VERSION
-
-    return ".".join(str(part) for part in VERSION)
-
-
 scan_entry_points_once()  # before the first DoitMain: it and the option table below look plugins up
 
 

@@ -13,8 +13,6 @@ import json
 import re
 from typing import Any
 
-import jsonschema
-
 from .base import TOOL_NAME, JudgeRequest, ProviderReply, ReplyError
 
 _NUMBER = re.compile(r"^\s*([+-]?\d+(?:\.\d+)?)\s*(?:(/)\s*(\d+(?:\.\d+)?)|(%))?\s*$")
@@ -47,6 +45,8 @@ def read(judge: Any, request: JudgeRequest, reply: ProviderReply) -> dict[str, A
 
 def fit(value: Any, schema: dict[str, Any]) -> dict[str, Any]:
     """`value` conformed to `schema` and validated against it; ReplyError names the first field that is wrong."""
+    import jsonschema  # here: importing the judges (a no-op run, a view) must not cost jsonschema's ~70 ms
+
     value = _unwrap(value, schema)
     data = conform(value, schema)
     try:
