@@ -12,7 +12,7 @@ EXIT_FAILED = 1  # a threshold or a required case failed, or a task failed
 EXIT_INVALID = 2  # a spec or fixture is invalid (validate found errors)
 EXIT_USAGE = 3  # bad command line
 EXIT_INTERNAL = 4  # an unexpected error inside skillmake (a bug: please report it)
-EXIT_NO_SPECS = 5  # no spec found under the project root (pytest's "no tests collected")
+EXIT_NO_SPECS = 5  # no spec found, or the selection matches no cell (pytest's "no tests collected")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -37,8 +37,10 @@ EXIT_CODES: tuple[ExitCode, ...] = (
                      "credentials (checked before any trial)"),
     ExitCode(code=EXIT_INTERNAL, name="internal error", under_doit="2",
              meaning="an unexpected error inside skillmake (a bug: please report it)"),
-    ExitCode(code=EXIT_NO_SPECS, name="no spec found", under_doit="5",
-             meaning="no `*.eval.yaml`, `*.eval.yml` or `*.eval.json` under the project root"),
+    ExitCode(code=EXIT_NO_SPECS, name="nothing to run", under_doit="5",
+             meaning="no `*.eval.yaml`, `*.eval.yml` or `*.eval.json` under the project root, or the selection "
+                     "(`-k`, `--tag`, a task glob such as `'trial:nosuch/*'`) matches no cell (pytest's \"no tests "
+                     "collected\")"),
 )
 
 

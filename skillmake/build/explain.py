@@ -16,6 +16,7 @@ from ..project import Project
 from ..trial import fits, timeout_of
 from ..workspace import trial_dir
 from .plan import Item, SpecPlan, TriggerItem
+from .select import Chosen, Targets
 
 _RUN_FIELDS = {"prompt": "prompt", "args": "args", "setup": "setup", "cleanup": "cleanup", "output_file": "output_file",
                "output_files": "output_files", "system_prompt": "system prompt",
@@ -28,19 +29,24 @@ class Stale:
     reasons: tuple[str, ...]
 
 
-def explain(project: Project, plans: tuple[SpecPlan, ...], *,
-            wanted: Callable[[Item | TriggerItem], bool] | None = None,
-            resample: bool = False) -> tuple[list[Stale], dict[str, Any]]:
-    """The stale trials and grades of `plans` (only the items `wanted` keeps), and the totals of what would run."""
+def explain(project: Project, plans: tuple[SpecPlan, ...], *, chosen: Chosen | None = None,
+            targets: Targets | None = None, resample: bool = False) -> tuple[list[Stale], dict[str, Any]]:
+    """The stale trials, grades and trigger trials of `plans` that a run with this selection (`chosen`) and
+    these named tasks (`targets`) would make, and the totals of what would run. The run asks the same
+    Chosen.wants and Targets.wants, so the two cannot disagree."""
+    chosen = chosen or Chosen(names=None, resample=resample)
+    targets = targets or Targets()
     stale: list[Stale] = []
     totals = {"trials": 0, "grades": 0, "trials_reused": 0, "grades_reused": 0, "cost_usd": 0.0,
               "cost_known": True, "judge_calls": 0, "triggers": 0, "triggers_reused": 0}
     for plan in plans:
         for item in plan.items:
-            if wanted is not None and not wanted(item):
+            if not chosen.wants(item):
                 continue
             previous = kept(project, item, "trial.json")
-            if item.trial_cached and not resample:
+            if not targets.wants("trial", item):
+                pass
+            elif item.trial_cached and not resample:
                 totals["trials_reused"] += 1
             else:
                 totals["trials"] += 1
@@ -52,6 +58,8 @@ def explain(project: Project, plans: tuple[SpecPlan, ...], *,
                     totals["cost_usd"] += cost
                 elif item.arm.agent.kind != "command":
                     totals["cost_known"] = False
+            if not targets.wants("grade", item):
+                continue
             if item.trial_cached and item.grade_cached and not resample:
                 totals["grades_reused"] += 1
             else:
@@ -61,7 +69,7 @@ def explain(project: Project, plans: tuple[SpecPlan, ...], *,
                            else grade_reasons(project, item, kept(project, item, "grade.json")))
                 stale.append(Stale(task=f"grade:{item.name}", reasons=tuple(reasons)))
         for trigger in plan.triggers:
-            if wanted is not None and not wanted(trigger):
+            if not (chosen.wants(trigger) and targets.wants("trigger", trigger)):
                 continue
             if trigger.cached and not resample:
                 totals["triggers_reused"] += 1

@@ -23,8 +23,27 @@ _COMMANDS = frozenset({"run", "list", "info", "forget", "clean", "ignore", "auto
 def needs_full_graph(argv: Sequence[str]) -> bool:
     if os.environ.get("SKILLMAKE_FULL_GRAPH"):
         return True
+    positional, always = _positional(argv)
+    if always:
+        return True
+    # `doit validate` names the task group, not a command: a plain run of the validate tasks.
+    if positional and positional[0] in _COMMANDS and positional[0] not in GROUPS and positional[0] != "run":
+        return True
+    targets = positional[1:] if positional and positional[0] == "run" else positional
+    return any(t not in GROUPS for t in targets)
+
+
+def targets(argv: Sequence[str]) -> list[str]:
+    """The task names and globs a run names (`doit 'trial:x/*' report:y`; empty: every task)."""
+    positional, _ = _positional(argv)
+    return positional[1:] if positional and positional[0] == "run" else positional
+
+
+def _positional(argv: Sequence[str]) -> tuple[list[str], bool]:
+    """The words of a doit command line that are not options or their values, and whether it has -a."""
     positional: list[str] = []
     args = list(argv)
+    always = False
     i = 0
     while i < len(args):
         arg = args[i]
@@ -34,22 +53,18 @@ def needs_full_graph(argv: Sequence[str]) -> bool:
         if arg.startswith("--"):
             name = arg[2:].split("=", 1)[0]
             if name == "always-execute":
-                return True
+                always = True
             if name in _VALUE_LONG and "=" not in arg:
                 i += 1
         elif arg.startswith("-") and len(arg) > 1:
             if "a" in arg[1:] and not any(c in _VALUE_SHORT for c in arg[1:arg.index("a") + 1]):
-                return True
+                always = True
             if arg[-1] in _VALUE_SHORT and len(arg) == 2:
                 i += 1
         else:
             positional.append(arg)
         i += 1
-    # `doit validate` names the task group, not a command: a plain run of the validate tasks.
-    if positional and positional[0] in _COMMANDS and positional[0] not in GROUPS and positional[0] != "run":
-        return True
-    targets = positional[1:] if positional and positional[0] == "run" else positional
-    return any(t not in GROUPS for t in targets)
+    return positional, always
 
 
 _READ_ONLY = frozenset({"list", "info", "help", "dumpdb", "tabcompletion", "strace", "explain", "validate", "auto"})

@@ -8,6 +8,7 @@ its tags, joined by `and`, `or`, `not` and parentheses. It is parsed here, never
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import re
 from collections.abc import Callable, Iterable, Sequence
@@ -15,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import UsageError
+from ..model import Spec
 from ..project import Project
 from ..workspace import trial_dir
 from .plan import Item, SpecPlan, TriggerItem
@@ -237,25 +239,29 @@ class Chosen:
     def has_trigger(self, item: TriggerItem) -> bool:
         return self.names is None or f"trigger:{item.name}" in self.names
 
+    def wants(self, item: Item | TriggerItem) -> bool:
+        return self.has_trigger(item) if isinstance(item, TriggerItem) else self.has(item)
+
     def touches(self, plan: SpecPlan) -> bool:
         return self.names is None or any(i.name in self.names for i in plan.items) or any(
             self.has_trigger(t) for t in plan.triggers)
 
 
-def choose(project: Project, plans: Sequence[SpecPlan], selection: Selection) -> Chosen:
+def choose(project: Project | None, plans: Sequence[SpecPlan], selection: Selection) -> Chosen:
+    """The cells `selection` picks (`project`: where `--failed` reads the last reports; None without it)."""
     if not selection.filters:
         return Chosen(names=None, resample=selection.resample)
     names: set[str] = set()
     stored = 0
     for plan in plans:
-        failing = failed_cells(project, plan) if selection.failed else None
+        failing = failed_cells(project, plan) if project is not None and selection.failed else None
         for item in plan.items:
             if not matches(selection, item) or (failing is not None and item.name not in failing):
                 continue
             names.add(item.name)
             if failing is not None and item.trial_cached and item.grade_cached:
                 stored += 1
-        failed_queries = failed_triggers(project, plan) if selection.failed else None
+        failed_queries = failed_triggers(project, plan) if project is not None and selection.failed else None
         for trigger in plan.triggers:
             if (selection.specs and trigger.spec.name not in selection.specs) or selection.only in ("cases", "trials"):
                 continue
@@ -301,3 +307,85 @@ def failed_cells(project: Project, plan: SpecPlan) -> set[str]:
             if grade is None or grade.get("key") not in row["grade_keys"] or grade.get("outcome") != "pass":
                 out.add(item.name)
     return out
+
+
+# --- the tasks named on the command line ------------------------------------------------------------------------
+
+_GLOB = frozenset("*?[")
+# What a doit group name runs (its tasks and their task_dep): a grade needs its trial, a report everything.
+_GROUP_KINDS: dict[str, frozenset[str]] = {
+    "trial": frozenset({"trial"}), "grade": frozenset({"trial", "grade"}), "trigger": frozenset({"trigger"}),
+    "report": frozenset({"trial", "grade", "trigger"}), "thresholds": frozenset({"trial", "grade", "trigger"}),
+    "validate": frozenset()}
+
+
+@dataclass(frozen=True, slots=True)
+class Targets:
+    """The tasks a command line names (doit's task names and globs, or `skillmake explain`'s patterns), as which
+    trials, grades and trigger trials they make run. `explain` and a run both ask `wants`, so they cannot
+    disagree about what would run or which judges it needs. Empty: every task."""
+
+    patterns: tuple[str, ...] = ()
+
+    def wants(self, kind: str, item: Item | TriggerItem) -> bool:
+        """Whether the named tasks run `item`'s task of `kind` ("trial", "grade" or "trigger")."""
+        return not self.patterns or any(_target_wants(p, kind, item) for p in self.patterns)
+
+    def unmatched(self, plans: Sequence[SpecPlan]) -> list[str]:
+        """The globs among the patterns that name no task of these plans (a typo must not select nothing)."""
+        items: list[Item | TriggerItem] = [*(i for p in plans for i in p.items),
+                                           *(t for p in plans for t in p.triggers)]
+        out = []
+        for pattern in self.patterns:
+            kind, sep, _ = pattern.partition(":")
+            if not (_GLOB & set(pattern)) or not sep or kind not in ("trial", "grade", "trigger", "report"):
+                continue
+            if not any(_target_wants(pattern, k, i) for i in items for k in ("trial", "grade", "trigger")):
+                out.append(pattern)
+        return out
+
+
+def _target_wants(pattern: str, kind: str, item: Item | TriggerItem) -> bool:
+    is_trigger = isinstance(item, TriggerItem)
+    if (kind == "trigger") != is_trigger:
+        return False
+    group, sep, rest = pattern.partition(":")
+    if not sep:
+        if pattern in _GROUP_KINDS:
+            return kind in _GROUP_KINDS[pattern]
+        return _cell_matches(pattern, item)  # explain's spec names and cells: everything of those cells
+    if group == "report":
+        return fnmatch.fnmatchcase(item.spec.name, rest)
+    if group not in ("trial", "grade", "trigger") or kind not in _GROUP_KINDS[group]:
+        return False  # validate:FILE runs no trial; thresholds:… is no task
+    return _cell_matches(rest, item)
+
+
+def _cell_matches(cell: str, item: Item | TriggerItem) -> bool:
+    if "/" not in cell:
+        return fnmatch.fnmatchcase(item.spec.name, cell)
+    return fnmatch.fnmatchcase(item.name, cell) or fnmatch.fnmatchcase(item.name, cell + "/*")
+
+
+def judged_specs(plans: Sequence[SpecPlan], chosen: Chosen, targets: Targets) -> list[Spec]:
+    """The specs whose judges this run (or `explain` of it) would call: a grade with a judge that is stale (or
+    resampled), of a selected cell, that the named tasks make run. A trigger trial is judged by no model."""
+    return [p.spec for p in plans
+            if any(i.case.has_judge and (chosen.resample or not i.grade_cached) and chosen.has(i)
+                   and targets.wants("grade", i) for i in p.items)]
+
+
+def nothing_selected(plans: Sequence[SpecPlan], selection: Selection, targets: Targets) -> str | None:
+    """One line when `-k`, `--tag`, `--spec` or a task glob matches no cell at all (not counting `--failed`,
+    which rightly finds nothing once everything passes); None when something matches."""
+    unmatched = targets.unmatched(plans)
+    if unmatched:
+        return f"{unmatched[0]!r} matches no task (tasks are trial:<spec>/<case>/<arm>/<k>, grade:…, trigger:…, " \
+               "report:<spec>; `skillmake list --all` lists them)"
+    if selection.expr is None and not selection.tags:
+        return None
+    loose = Selection(expr=selection.expr, tags=selection.tags, specs=selection.specs, only=selection.only)
+    if choose(None, plans, loose).names:
+        return None
+    cells = sum(len(p.items) + len(p.triggers) for p in plans)
+    return f"{loose.describe()} selects none of the {cells} cells"

@@ -12,7 +12,7 @@ import orjson
 
 from .. import fstree, runlock
 from ..checkout import METADATA
-from ..errors import EXIT_INVALID, SkillmakeError
+from ..errors import EXIT_INVALID, EXIT_NO_SPECS, SkillmakeError
 from ..project import Project, new_run_id
 from ..triggers.views import trigger_dir
 from ..workspace import trial_dir
@@ -101,12 +101,13 @@ def validate_tasks(root: str) -> Iterator[dict[str, Any]]:
                "io": {"capture": False}}
 
 
-def judge_preflight(plans: tuple[SpecPlan, ...], chosen: select.Chosen | None = None) -> list[str]:
+def judge_preflight(plans: tuple[SpecPlan, ...], chosen: select.Chosen | None = None,
+                    targets: select.Targets | None = None) -> list[str]:
     """Why the judges of the grades this run would make cannot be reached (no key, no CLI): one line each.
-    Only the selected cells count: `--tag trigger` makes no grade, so it needs no judge."""
-    needed = [p.spec for p in plans if any(i.case.has_judge and not i.grade_cached and (chosen is None or
-                                                                                        chosen.has(i))
-                                           for i in p.items)]
+    Only the grades the run makes count (select.judged_specs, which `explain` asks too): `--tag trigger` or
+    `trigger:x/*` makes no grade, so it needs no judge."""
+    needed = select.judged_specs(plans, chosen or select.Chosen(names=None, resample=False),
+                                 targets or select.Targets())
     if not needed:
         return []
     from ..judges import judge_problems  # only now: importing the judges costs a no-op run ~0.1 s
@@ -119,11 +120,13 @@ def trial_tasks(root: str) -> Iterator[dict[str, Any]]:
     chosen = chosen_at(root)
     if scope.runs(COMMAND or sys.argv[1:]):
         # `only="trials"` (clauditor's validate) grades nothing with a model: its trials need no judge.
-        problems = judge_preflight(plans_at(root), chosen) if select.current().only != "trials" else []
+        targets = select.Targets(tuple(scope.targets(COMMAND or sys.argv[1:])))
+        _say_selection(root, chosen, targets)
+        problems = (judge_preflight(plans_at(root), chosen, targets) if select.current().only != "trials"
+                    else [])
         if problems:  # before any agent is paid for: the grades could only end in judge_error
             print("\n".join(f"skillmake: {line}" for line in problems), file=sys.stderr, flush=True)
             raise SystemExit(3)
-        _say_selection(root, chosen)
     yield {"basename": "trial", "name": None, "doc": "run stale trials (case × arm × k) in isolated workspaces"}
     full = full_graph()
     for plan in plans_at(root):
@@ -260,12 +263,16 @@ def _touched(root: str) -> list[SpecPlan]:
     return [p for p in plans_at(root) if chosen.touches(p)]
 
 
-def _say_selection(root: str, chosen: select.Chosen) -> None:
-    """One line each: a selection that matches nothing, and failures a run without --resample would reuse."""
-    if chosen.names is not None and not chosen.names:
-        cells = sum(len(p.items) for p in plans_at(root))
-        what = select.current().describe()
-        print(f"skillmake: {what} selects none of the {cells} cells", file=sys.stderr, flush=True)
+def _say_selection(root: str, chosen: select.Chosen, targets: select.Targets) -> None:
+    """One line each: a selection that matches nothing (exit 5, as pytest's "no tests collected": a typo in CI
+    must not pass green), and failures a run without --resample would reuse."""
+    nothing = select.nothing_selected(plans_at(root), select.current(), targets)
+    if nothing:
+        print(f"skillmake: {nothing}", file=sys.stderr, flush=True)
+        raise SystemExit(EXIT_NO_SPECS)
+    if chosen.names is not None and not chosen.names:  # --failed after everything passed: nothing to do
+        print(f"skillmake: {select.current().describe()} selects none of the "
+              f"{sum(len(p.items) for p in plans_at(root))} cells", file=sys.stderr, flush=True)
     if chosen.stored_failures and not chosen.resample:
         n = chosen.stored_failures
         print(f"skillmake: {n} failed trial{'s are' if n != 1 else ' is a'} stored result{'s' if n != 1 else ''}; "

@@ -95,9 +95,12 @@ def _notes(specs: Sequence[Any]) -> list[tuple[str, str]]:
 
 
 def _verbose_notes(specs: Sequence[Any], verbose: bool) -> None:
-    """-v: one line per note, `note: FILE: TEXT`, before the closing line (stdout: they are not errors)."""
-    if verbose:
-        for file, text in _notes(specs):
+    """-v: one line per note, `note: FILE: TEXT`, before the closing line (stdout: they are not errors). A note
+    that is a warning (an adapter accepted what is surely a mistake) is shown without -v too, on stderr."""
+    for file, text in _notes(specs):
+        if text.startswith("warning: "):
+            _out(f"warning: {file}: {text.removeprefix('warning: ')}", err=True)
+        elif verbose:
             _out(f"note: {file}: {text}")
 
 
@@ -111,17 +114,20 @@ def explain(inv: Invocation) -> int:
     if not project.spec_files:
         _out(NO_SPECS.format(root=root), err=True)
         return EXIT_NO_SPECS
-    wanted = explaining.matcher(plans, inv.targets)
+    explaining.matcher(plans, inv.targets)  # a pattern that names nothing is a usage error
+    targets = select.Targets(tuple(inv.targets))
+    nothing = select.nothing_selected(plans, select.current(), targets)
+    if nothing:  # as the run says it, with the run's code
+        _out(f"skillmake: {nothing}", err=True)
+        return EXIT_NO_SPECS
     chosen = select.choose(project, plans, select.current())
-    keep = (lambda item: chosen.has(item) and (wanted is None or wanted(item))) if chosen.names is not None \
-        else wanted
     invalid: list[str] = []
     if project.broken:
         from ..validate import Validation, render_text
 
         invalid = render_text(Validation(errors=[e for errs in project.broken.values() for e in errs])).splitlines()
-    stale, totals = explaining.explain(project, plans, wanted=keep, resample=chosen.resample)
-    blocked = judge_preflight(plans)
+    stale, totals = explaining.explain(project, plans, chosen=chosen, targets=targets, resample=chosen.resample)
+    blocked = judge_preflight(plans, chosen, targets)
     settings = _override_lines(project)
     if inv.format == "json":
         import orjson

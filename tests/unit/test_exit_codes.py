@@ -14,12 +14,12 @@ README = Path(__file__).resolve().parents[2] / "README.md"
 def test_codes_are_numbered_once_and_no_spec_found_is_pytests_five() -> None:
     codes = [e.code for e in EXIT_CODES]
     assert codes == sorted(set(codes)) == [0, 1, 2, 3, 4, 5]
-    assert EXIT_NO_SPECS == 5 and EXIT_CODES[5].name == "no spec found"
+    assert EXIT_NO_SPECS == 5 and EXIT_CODES[5].name == "nothing to run"
 
 
 def test_help_shows_the_table() -> None:
     assert exit_code_lines() in cli.usage()
-    assert "  5  no spec found" in cli.usage()
+    assert "  5  nothing to run" in cli.usage()
 
 
 def test_readme_exit_codes_section_is_the_generated_table() -> None:

@@ -1,0 +1,89 @@
+"""What a newcomer saw disagree (issue 20 §5), each from its repro through the real `skillmake` and `doit` front
+ends: a selection that matches nothing, explain against the run for trigger trials, the trigger summary with no
+result, a deleted spec's folders, and the smaller ones."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import orjson
+import pytest
+
+from .project import DODO, Project, copy_of, populated
+from .trigger_fakes import claude_log, install_fake_claude
+
+# -- a selection that matches nothing ---------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("args", [["trial:nosuch/*"], ["--tag", "nosuchtag"], ["-k", "nosuch"]])
+def test_a_selection_that_matches_nothing_exits_5_in_one_line(tmp_path: Path, args: list[str]) -> None:
+    project = Project(tmp_path / "proj")
+    run = project.run(*args)
+    assert run.code == 5, run.out + run.err
+    assert run.agent_calls == 0
+    assert len(run.err.strip().splitlines()) == 1, run.err
+    assert "Traceback" not in run.err
+
+
+def test_a_glob_that_matches_nothing_under_plain_doit_exits_5(tmp_path: Path) -> None:
+    project = Project(tmp_path / "proj")
+    project.write("dodo.py", DODO)
+    run = project.run(cmd=[sys.executable, "-m", "doit", "trial:nosuch/*"])
+    assert run.code == 5, run.out + run.err
+    assert "'trial:nosuch/*' matches no task" in run.err
+
+
+def test_failed_after_everything_passed_is_not_an_error(tmp_path: Path,
+                                                         tmp_path_factory: pytest.TempPathFactory) -> None:
+    project = copy_of(populated(tmp_path_factory), tmp_path / "proj")
+    run = project.run("--failed")
+    assert run.code == 0, run.err
+    assert run.agent_calls == 0
+
+
+# -- explain and the run agree about trigger trials --------------------------------------------------------------------
+
+TRIGGER_SPEC = """\
+skill: skills/kids
+agent: {kind: command, command: [python3, agent.py]}
+cases:
+  - id: one
+    prompt: say one
+    checks: [{type: contains, needle: one}]
+    rubric: Is it a good answer? 1-5
+trigger_tests:
+  agent: {kind: claude-code, env: {ANTHROPIC_API_KEY: sk-fake}}
+  runs: 2
+  should_trigger: [find kid activities in Cupertino]
+  should_not_trigger: [what's the weather today, write me a python script]
+"""
+SKILL = "---\nname: kids\ndescription: Find activities for kids near a place\n---\nBody v1.\n"
+
+
+def _trigger_project(tmp_path: Path, spec: str = TRIGGER_SPEC) -> tuple[Project, dict[str, str]]:
+    project = Project.empty(tmp_path / "proj", {"agent.py": "import sys; print(sys.stdin.read())\n",
+                                                "skills/kids/SKILL.md": SKILL, "kids.eval.yaml": spec})
+    return project, {"SKILLMAKE_CLAUDE": str(install_fake_claude(tmp_path))}
+
+
+@pytest.mark.parametrize("selection", [["--tag", "trigger"], ["trigger:kids/*"]])
+def test_explain_counts_the_trigger_trials_the_run_runs_and_needs_no_judge_for_them(
+        tmp_path: Path, selection: list[str]) -> None:
+    project, env = _trigger_project(tmp_path)  # the rubric's judge has no key (the autouse fixture clears them)
+    explained = project.run("explain", "--format", "json", *selection, env=env)
+    assert explained.code == 0, explained.err
+    payload = orjson.loads(explained.out)
+    assert payload["would_run"]["trigger_trials"] == 6
+    assert (payload["would_run"]["trials"], payload["would_run"]["grades"]) == (0, 0)
+    assert payload["blocked"] == []
+    run = project.run(*selection, env=env)
+    assert run.code != 3 and "judge" not in run.err, run.out + run.err  # it did not stop for the judge
+    assert len(claude_log(tmp_path)) == 6  # exactly what explain said
+
+
+def test_explain_and_the_run_both_stop_for_a_judge_the_run_would_call(tmp_path: Path) -> None:
+    project, env = _trigger_project(tmp_path)
+    explained = project.run("explain", "--format", "json", env=env)
+    assert orjson.loads(explained.out)["blocked"], explained.out
+    run = project.run(env=env)
+    assert run.code == 3 and run.agent_calls == 0 and claude_log(tmp_path) == []
