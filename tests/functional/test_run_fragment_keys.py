@@ -62,7 +62,9 @@ def _spec(old: str, new: str) -> Callable[[Project], None]:
 
 
 def _file(rel: str, text: str) -> Callable[[Project], None]:
-    return lambda p: p.write(rel, text)
+    def edit(p: Project) -> None:
+        p.write(rel, text)
+    return edit
 
 
 def _cells(cases: str, arms: tuple[str, ...] = BOTH) -> Counter[str]:
