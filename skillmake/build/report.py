@@ -3,33 +3,63 @@
 from __future__ import annotations
 
 import datetime as dt
+import os
 import sys
+from pathlib import Path
 from typing import Any
 
 import orjson
 
 from .. import atomic, console
-from ..checkout import Cell, CellRecords, checkout, records_of
+from ..checkout import Cell, CellRecords, checkout, records_of, view_current
 from ..console import write_line
 from ..project import Project, current_run_id
+from ..workspace import trial_dir
+from .index import refresh
 from .plan import SpecPlan, report_inputs, settings_digest
 
 STAMP = ".inputs.json"
+WRITTEN = ("report.json", "benchmark.json", "junit.xml", "report.html")  # stamped: an edit is regenerated
 
 
 def report_uptodate(project: Project, plan: SpecPlan) -> bool:
-    """Up to date when every grade is cached, the grade keys are those of the last report, and it passed."""
+    """Up to date when every grade is cached, the grade keys are those of the last report, and it passed — and
+    nothing it wrote was touched since: its files and every cell's view are as it left them."""
     digest = plan.inputs_digest()
     stamp = _stamp(project, plan) if digest is not None else None
-    return bool(stamp and stamp.get("inputs") == digest and stamp.get("passed"))
+    if not (stamp and stamp.get("inputs") == digest and stamp.get("passed")):
+        return False
+    if plan.intact is None:  # asked by the report and the thresholds task: checked once
+        plan.intact = stamp.get("files") == _signature(project.reports_dir / plan.spec.name) and all(
+            view_current(trial_dir(project.runs_dir, i.spec, i.case, i.arm.name, i.k).root, i.tkey.key, i.grade_key)
+            for i in plan.items)
+    return plan.intact
+
+
+def _signature(folder: Path) -> dict[str, list[int] | None]:
+    out: dict[str, list[int] | None] = {}
+    for name in WRITTEN:
+        try:
+            st = os.stat(folder / name)
+            out[name] = [st.st_size, st.st_mtime_ns]
+        except OSError:
+            out[name] = None
+    return out
 
 
 def problems_of(project: Project, plan: SpecPlan) -> list[str]:
-    """What made the spec's last report red (from its stamp); a missing stamp is a problem too."""
+    """What made the spec's last report red (from its stamp); a missing stamp is a problem too. The reasons its
+    summary already printed (this run's report task) are named by one line, not printed again: a long reason
+    (a credentials hint) is shown once, whole."""
     stamp = _stamp(project, plan)
     if stamp is None:
         return [f"{plan.spec.name}: no report was written; run `skillmake` again"]
-    return [str(p) for p in stamp.get("problems", [])]
+    problems = [str(p) for p in stamp.get("problems", [])]
+    shown = stamp.get("shown") if stamp.get("run_id") == current_run_id() else 0
+    if isinstance(shown, int) and 0 < shown <= len(problems):
+        problems[:shown] = [f"{plan.spec.name}: FAILED — {shown} reason{'s' if shown != 1 else ''} in its summary "
+                            "above"]
+    return problems
 
 
 def _stamp(project: Project, plan: SpecPlan) -> dict[str, Any] | None:
@@ -73,10 +103,13 @@ def build_and_write(project: Project, plan: SpecPlan, *, evaluated: bool = True)
     from ..adapters.eva import is_eva_spec
     from ..results import junit_xml, publish, render_summary, write_junit
     from ..results.eva_history import append_eva_row, eva_history_path, eva_row
+    from ..results.files import write_changed
     from ..results.html import html_report
 
     cells = cells_of(project, plan)
     checkout(project, cells)
+    # The records this run made join the plan's index: the next run opens none of them.
+    refresh(project, plan.spec.name, [c.cell.key for c in cells] + [t.tkey.key for t in plan.triggers])
     trials = [c.trial for c in cells if c.trial is not None]
     grades = [c.grade for c in cells if c.grade is not None]
     keys = {c.cell.name: (c.cell.key, c.grade_key) for c in cells}
@@ -88,7 +121,7 @@ def build_and_write(project: Project, plan: SpecPlan, *, evaluated: bool = True)
                         keep=project.store.put)
     report = published.report
     write_junit(folder / "junit.xml", junit_xml([report]))
-    atomic.write_text(folder / "report.html", html_report(report, previous=published.previous), durable=False)
+    write_changed(folder / "report.html", html_report(report, previous=published.previous).encode())
     verdict = report["verdict"]
     problems = list(verdict["reasons"]) if not verdict["passed"] else []
     if problems:
@@ -97,10 +130,14 @@ def build_and_write(project: Project, plan: SpecPlan, *, evaluated: bool = True)
         # Before the stamp: if the row cannot be written, the report is not up to date and the next run adds it.
         append_eva_row(eva_history_path(plan.spec.path), eva_row(report, ts=now))
     inputs = report_inputs(keys, labels=settings_digest(plan.spec))
-    stamp = {"inputs": inputs, "passed": verdict["passed"], "problems": problems}
-    atomic.write_bytes(folder / STAMP, orjson.dumps(stamp))
+    stamp: dict[str, Any] = {"inputs": inputs, "passed": verdict["passed"], "problems": problems,
+                             "files": _signature(folder)}
     if verdict["passed"] and console.style().quiet:  # -q: only failures and the closing line
+        atomic.write_bytes(folder / STAMP, orjson.dumps(stamp))
         return None
+    # The summary below prints the verdict's reasons: the thresholds task of this run only points at them.
+    stamp.update(run_id=run_id, shown=len(verdict["reasons"]) if problems else 0)
+    atomic.write_bytes(folder / STAMP, orjson.dumps(stamp))
     previous = {plan.spec.name: published.previous} if published.previous else None
     write_line(sys.stdout, render_summary([report], previous=previous, run_id=run_id))
     freshness = _freshness(plan, cells, run_id)

@@ -222,7 +222,8 @@ def _triggers(section: Mapping[str, Any] | None) -> str:
              f"recall {_num(summary['recall'])} · F1 {_num(summary['f1'])}</p>")
     rows = []
     for q in section["queries"]:
-        mark = "" if q["pass"] else (" <span class=\"tag bad\">false positive</span>" if not q["should_trigger"]
+        mark = "" if q["pass"] else (" <span class=\"tag bad\">no result</span>" if not q["runs"] else
+                                     " <span class=\"tag bad\">false positive</span>" if not q["should_trigger"]
                                      else " <span class=\"tag bad\">missed</span>")
         records = " ".join(_short(t["record"]) for t in q["trials"] if t["record"])
         rows.append(f"<tr><td>{_e(q['query'])}{mark}<div class=\"keys\">{_e(q['id'])} · {records}</div></td>"

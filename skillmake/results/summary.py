@@ -77,12 +77,16 @@ def trigger_lines(section: Mapping[str, Any] | None) -> list[str]:
     if section.get("skipped"):
         return [f"{head}: not run — {section['skipped']}"]
     summary = section["summary"]
-    lines = [f"{head}: {summary['passed']}/{summary['total']} queries pass; precision {_num(summary['precision'])}, "
-             f"recall {_num(summary['recall'])}, F1 {_num(summary['f1'])}"]
+    scores = (f"precision {_num(summary['precision'])}, recall {_num(summary['recall'])}, F1 {_num(summary['f1'])}"
+              if summary["precision"] is not None or summary["recall"] is not None
+              else "no result (no run finished)")
+    lines = [f"{head}: {summary['passed']}/{summary['total']} queries pass; {scores}"]
     rows = [["query", "should", "fired", "rate", ""]]
     for q in section["queries"]:
         mark = "" if q["pass"] else ("✗ false positive" if not q["should_trigger"] else "✗ missed")
-        if q["errors"]:
+        if not q["runs"]:  # no run produced a result: neither a miss nor a false positive
+            mark = f"✗ no result ({q['errors']} erred)" if q["errors"] else "✗ not run yet"
+        elif q["errors"]:
             mark = (mark + f" ({q['errors']} without a result)").strip()
         rows.append([q["id"], "yes" if q["should_trigger"] else "no", f"{q['triggers']}/{q['runs']}",
                      _num(q["trigger_rate"]), mark])
@@ -113,8 +117,13 @@ def _verdict(report: Report) -> str:
         return "FAILED"
     # Reasons start with the spec's name for the exit message; the header already names the spec.
     first = reasons[0].removeprefix(f"{report['spec']['name']}: ")
+    if len(first) > _HEADER_REASON:  # a long reason (a credentials hint) is printed once, whole, below
+        return f"FAILED — {len(reasons)} reason{'s' if len(reasons) != 1 else ''} below"
     more = f" (and {len(reasons) - 1} more)" if len(reasons) > 1 else ""
     return f"FAILED — {first}{more}"
+
+
+_HEADER_REASON = 120  # the longest first reason the header repeats
 
 
 def _cost(usages: Sequence[Mapping[str, Any]]) -> str:

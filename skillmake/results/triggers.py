@@ -81,14 +81,18 @@ def trigger_section(spec: Spec, runs: Sequence[Run], *, skill: str) -> dict[str,
         queries.append({"id": query.id, "query": query.query, "should_trigger": query.should_trigger, "runs": done,
                         "expected": tests.runs, "triggers": hits, "errors": len(trials) - done,
                         "trigger_rate": _r(rate), "pass": passed, "trials": trials})
-    # skill-creator's convention where nothing was predicted or expected: precision and recall are 1.0.
-    precision = tp / (tp + fp) if tp + fp else 1.0
-    recall = tp / (tp + fn) if tp + fn else 1.0
+    # skill-creator's convention where nothing was predicted or expected: precision and recall are 1.0. But no
+    # data is not a perfect score: with no run that produced a result (every one erred), or no result for any
+    # query that should trigger, there is no precision or recall to give (None: "no result").
     total_runs = tp + fp + tn + fn
+    should = any(q.should_trigger for q in tests.queries)
+    precision = None if not total_runs else tp / (tp + fp) if tp + fp else 1.0
+    recall = None if should and not tp + fn else tp / (tp + fn) if tp + fn else 1.0
     passed_n = sum(1 for q in queries if q["pass"])
     summary = {"total": len(queries), "passed": passed_n, "failed": len(queries) - passed_n,
                "tp": tp, "fp": fp, "tn": tn, "fn": fn, "precision": _r(precision), "recall": _r(recall),
-               "f1": _r(2 * precision * recall / (precision + recall) if precision + recall else 0.0),
+               "f1": _r(None if precision is None or recall is None else
+                        2 * precision * recall / (precision + recall) if precision + recall else 0.0),
                "accuracy": _r((tp + tn) / total_runs) if total_runs else None,
                "pass_rate": _r(passed_n / len(queries)) if queries else None}
     records = [r for _, _, r in runs if r is not None]
@@ -118,7 +122,8 @@ def trigger_reasons(spec: Spec, section: Mapping[str, Any] | None) -> list[str]:
     errors = section.get("errors") or ()
     if errors:
         first = errors[0]
-        text = " ".join(str(first.get("error") or first["outcome"]).split())[:200]
+        # Whole: the error's last words are its fix (the credentials hint); the spec's header shows it once.
+        text = " ".join(str(first.get("error") or first["outcome"]).split())
         out.append(f"{spec.name}: {len(errors)} trigger trial(s) ended in error or timeout (retried next run); "
                    f"first, {first['query']} run {first['k']}: {text}")
     missing = sum(1 for q in section["queries"] for t in q["trials"] if t["outcome"] is None)

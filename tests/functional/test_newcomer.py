@@ -87,3 +87,17 @@ def test_explain_and_the_run_both_stop_for_a_judge_the_run_would_call(tmp_path: 
     assert orjson.loads(explained.out)["blocked"], explained.out
     run = project.run(env=env)
     assert run.code == 3 and run.agent_calls == 0 and claude_log(tmp_path) == []
+
+
+# -- every trigger run erred: no result, and the credentials hint once, whole --------------------------------------
+
+def test_when_every_trigger_run_errs_the_summary_says_no_result_and_the_hint_once(tmp_path: Path) -> None:
+    project, env = _trigger_project(tmp_path, TRIGGER_SPEC.replace(", env: {ANTHROPIC_API_KEY: sk-fake}", ""))
+    run = project.run("--tag", "trigger", env=env)
+    assert run.code == 1, run.out + run.err
+    both = run.out + run.err
+    assert "precision 1.00" not in both and "false positive" not in both, both
+    assert "3 queries pass; no result (no run finished)" in run.out
+    hint = "and add `pass_env: [CLAUDE_CODE_OAUTH_TOKEN]` to the spec's agent"
+    assert both.count(hint) == 1, both  # whole (its last words are there) and once
+    assert both.count("claude-code has no credentials") == 1, both

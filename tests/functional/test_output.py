@@ -66,7 +66,8 @@ def test_quiet_prints_only_failures_and_the_closing_line(project: Project) -> No
     assert failing.code == 1
     assert not PROGRESS.search(failing.out)
     assert "alpha (alpha, 2 trial(s) per case): FAILED" in failing.out and "beta (" not in failing.out
-    assert "thresholds  FAILED" in failing.err and "6 of 6 with_skill trials failed" in failing.err
+    assert "thresholds  FAILED" in failing.err and "6 of 6 with_skill trials failed" in failing.out
+    assert "alpha: FAILED — 1 reason in its summary above" in failing.err  # each reason printed once
 
 
 def test_verbose_lists_up_to_date_tasks_with_the_reason(after_first_run: Project) -> None:
@@ -88,8 +89,9 @@ def test_counters_count_only_what_runs_and_each_failure_is_printed_once(after_fi
         assert run.code == 1
         counters = [(int(done), int(total)) for done, total, _ in PROGRESS.findall(run.out)]
         assert counters == [(i, 12) for i in range(1, 13)], run.out
-        failures = run.err.count("6 of 6 with_skill trials failed")
-        assert failures == 1, run.err  # not again in a closing summary
+        assert run.out.count("6 of 6 with_skill trials failed") == 2, run.out  # the spec's header and its ✗ line
+        assert "6 of 6 with_skill trials failed" not in run.err, run.err  # not again in a closing summary
+        assert "alpha: FAILED — 1 reason in its summary above" in run.err
         assert run.out.splitlines()[-1].count("1 failed: thresholds") == 1
 
 

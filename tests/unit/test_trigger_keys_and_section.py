@@ -173,3 +173,35 @@ def test_pins_at_the_edges(tmp_path: Path) -> None:
     assert skip_reason(replace(spec, skill=Skill(name="none", path=spec.path, kind="none"))) is not None
     assert skip_reason(replace(spec, skill=Skill(name="p", path="/p/prompt.xml", kind="prompt"))) is not None
     assert skip_reason(spec) is None
+
+
+def test_no_run_with_a_result_is_no_result_not_a_perfect_score(tmp_path: Path) -> None:
+    """Issue 20 §5: every run erred (tp = fp = fn = 0): precision, recall and F1 are "no result", not 1.00, and a
+    should-not-trigger query is not called a false positive."""
+    from skillmake.results.summary import trigger_lines
+
+    spec = _spec(tmp_path)
+    error = _record([], "error")
+    error["error"] = ("claude-code has no credentials; set ANTHROPIC_API_KEY, or create a token with "
+                      "`claude setup-token`, export it as CLAUDE_CODE_OAUTH_TOKEN and add `pass_env` " + "x" * 200)
+    section = trigger_section(spec, [(q, k, error) for q in spec.trigger_tests.queries for k in range(2)],
+                              skill="kids")
+    summary = section["summary"]
+    assert (summary["precision"], summary["recall"], summary["f1"], summary["accuracy"]) == (None, None, None, None)
+    assert section["false_positives"] == []
+    lines = trigger_lines(section)
+    assert lines[0].endswith("0/3 queries pass; no result (no run finished)")
+    assert all("false positive" not in line and "missed" not in line for line in lines), lines
+    assert all(line.rstrip().endswith("✗ no result (2 erred)") for line in lines[2:]), lines
+    assert trigger_gates(spec, section) == []  # (no min_trigger_* declared)
+    # The error's whole text, its fix at the end included, reaches the reason.
+    assert trigger_reasons(spec, section)[0].endswith("x" * 200)
+
+
+def test_recall_has_no_result_when_no_should_trigger_run_finished(tmp_path: Path) -> None:
+    spec = _spec(tmp_path)
+    pos, pos2, neg = spec.trigger_tests.queries
+    section = trigger_section(spec, [(pos, 0, _record([], "error")), (pos2, 0, _record([], "error")),
+                                     (neg, 0, _record([]))], skill="kids")
+    assert (section["summary"]["precision"], section["summary"]["recall"]) == (1.0, None)
+    assert section["summary"]["f1"] is None
