@@ -24,6 +24,8 @@ class Source:
     data: Any
     positions: dict[str, Position] = field(default_factory=dict)
     key_positions: dict[str, Position] = field(default_factory=dict)
+    # (key, line, line of its first occurrence) of each duplicate mapping key, when read with duplicates_ok
+    duplicates: list[tuple[str, int, int]] = field(default_factory=list)
 
     def locate(self, pointer: str, *, key: bool = False) -> Location:
         """The location of `pointer`, or of its nearest ancestor that has one."""
@@ -97,7 +99,7 @@ _PLAIN_TAGS = frozenset(f"tag:yaml.org,2002:{t}" for t in ("int", "float", "bool
 _KEY_TAGS = _PLAIN_TAGS | {"tag:yaml.org,2002:str"}
 
 
-def read_yaml(path: str, text: str) -> Source:
+def read_yaml(path: str, text: str, *, duplicates_ok: bool = False) -> Source:
     if text.count("[") + text.count("{") > _FLOW_GUARD:
         _check_flow_depth(path, text)
     # The cyclic GC, triggered again and again by the nodes a big spec allocates, makes composing it quadratic
@@ -105,13 +107,13 @@ def read_yaml(path: str, text: str) -> Source:
     collecting = gc.isenabled()
     gc.disable()
     try:
-        return _read_yaml(path, text)
+        return _read_yaml(path, text, duplicates_ok=duplicates_ok)
     finally:
         if collecting:
             gc.enable()
 
 
-def _read_yaml(path: str, text: str) -> Source:
+def _read_yaml(path: str, text: str, *, duplicates_ok: bool = False) -> Source:
     try:
         loader = _Composer(text)
         try:
@@ -132,7 +134,7 @@ def _read_yaml(path: str, text: str) -> Source:
     except RecursionError:
         raise _too_deep(path) from None
     src = Source(path=path, data=None)
-    src.data = None if node is None else _YamlBuilder(src).build(node, "", 0)
+    src.data = None if node is None else _YamlBuilder(src, duplicates_ok=duplicates_ok).build(node, "", 0)
     return src
 
 
@@ -172,8 +174,9 @@ def _too_deep(path: str, line: int = 1, col: int = 1, pointer: str = "") -> Spec
 class _YamlBuilder:
     """Composed YAML nodes → plain data, recording where each value and key starts."""
 
-    def __init__(self, src: Source) -> None:
+    def __init__(self, src: Source, *, duplicates_ok: bool = False) -> None:
         self.src = src
+        self.duplicates_ok = duplicates_ok  # PyYAML's way (caliper reads with it): the last value wins, listed
         self.left = MAX_VALUES  # values still allowed inside alias expansions
         self.seen: set[int] = set()  # collection nodes already built: meeting one again is an alias
         self.expanding = False
@@ -222,6 +225,10 @@ class _YamlBuilder:
                 child = f"{pointer}/{escape(key)}"
                 if key in out:
                     first = src.key_positions[child]
+                    if self.duplicates_ok:
+                        src.duplicates.append((key, key_node.start_mark.line + 1, first[0]))
+                        out[key] = self.build(value_node, child, depth + 1)
+                        continue
                     raise _located(src, key_node, child, f"duplicate key {key!r}",
                                    f"it is already set at line {first[0]}; keep one of them")
                 src.key_positions[child] = (key_node.start_mark.line + 1, key_node.start_mark.column + 1)
@@ -395,9 +402,10 @@ _STRING_ERRORS = {
 }
 
 
-def read_source(path: str, text: str | None = None) -> Source:
+def read_source(path: str, text: str | None = None, *, duplicates_ok: bool = False) -> Source:
     """Parse a spec file (YAML, or JSON by extension) with its source map. A UTF-8 byte order mark, as some
-    Windows editors write, is accepted in both."""
+    Windows editors write, is accepted in both. `duplicates_ok`: a YAML mapping key given twice keeps its last
+    value (as PyYAML does) and is listed in `Source.duplicates`, instead of being an error."""
     if text is None:
         with open(path, "rb") as f:
             raw = f.read()
@@ -411,7 +419,7 @@ def read_source(path: str, text: str | None = None) -> Source:
         text = text[1:]
     if path.endswith(".json"):
         return read_json(path, text)
-    return read_yaml(path, text)
+    return read_yaml(path, text, duplicates_ok=duplicates_ok)
 
 
 def _not_utf8(path: str, raw: bytes, exc: UnicodeDecodeError) -> SpecError:

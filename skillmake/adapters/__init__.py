@@ -38,6 +38,8 @@ class Translation:
     # The agent in `data` is the format's own default (clauditor's `harness: auto`), not one the file chose: the
     # project's agent (`[tool.skillmake] agent`), when it names a kind, runs the spec instead.
     agent_is_default: bool = False
+    # The seed has no case at all and its tool accepts that (caliper's `tasks: []`): valid, with nothing to run.
+    empty: bool = False
 
     def seed_pointer(self, pointer: str) -> str:
         probe, rest = pointer, ""

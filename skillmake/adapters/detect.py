@@ -34,10 +34,14 @@ def seed_file(path: str) -> bool:
     return name in SEED_NAMES
 
 
-def foreign_format(keys: frozenset[str], path: str = "") -> str | None:
+def foreign_format(keys: frozenset[str], path: str = "", data: object = None) -> str | None:
     """The other tool whose eval format a file with these top-level keys is in (docs/formats.md), None for a
-    skillmake spec."""
+    skillmake spec. With the parsed `data`, a file is also told by its values: a `skill:` mapping is caliper's
+    (a native `skill:` is a path), so a caliper file missing `tasks:` is reported under caliper's names."""
     name = os.path.basename(path)
+    if (isinstance(data, dict) and isinstance(data.get("skill"), dict) and "tasks" not in keys
+            and not keys & {"cases", "agent"}):
+        return "caliper"
     if name == "evals.json" or (keys & {"skill_name", "evals"} == {"skill_name", "evals"}):
         return "skill-creator"  # evals/evals.json: skill_name + evals[] (integer ids, prompt, expectations)
     if keys & {"skill", "agent"}:

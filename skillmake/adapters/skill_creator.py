@@ -4,8 +4,9 @@ The mapping (docs/formats.md): the skill is the folder holding `evals/`; eval `i
 skill-creator gives the eval's run folder, `eval-3/with_skill/`) with `eval_id: 3` (the id its results carry);
 `assertions[]` are expectations named by their `name`; `files` are relative to the skill's folder;
 `expectations` and `assertions[].description` are both statements a judge marks passed or failed; every eval runs
-with and without the skill, as skill-creator's benchmark does. No agent is named: the project's
-`[tool.skillmake] agent` runs it (spec.load_spec lends it), as for any spec that names none.
+with and without the skill, as skill-creator's benchmark does. No agent is named: skill-creator always runs
+`claude -p`, so the agent is claude-code by default, and the project's `[tool.skillmake] agent`, when it names a
+kind, runs it instead (spec.load_spec lends it).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from . import Translation
 from .detect import seed_spec_name
 
 FORMAT = "skill-creator"
+DEFAULT_AGENT = "claude-code"  # skill-creator's run_eval.py always runs `claude -p`
 SCHEMA = "skill-creator.schema.json"
 TRIGGERS_SCHEMA = "skill-creator-trigger-eval-set.schema.json"
 TRIGGERS_FILE = "trigger-eval-set.json"  # read when it sits beside evals.json
@@ -59,9 +61,10 @@ class SkillCreatorAdapter:
             errors.append(SpecError(f"the skill folder {shown!r} has no SKILL.md", loc=src.locate(""),
                                     hint="keep evals.json at <skill>/evals/evals.json, beside the skill's SKILL.md"))
         name = seed_spec_name(FORMAT, path) or _stem(path)
-        out: dict[str, Any] = {"name": name, "skill": _rel(skill, spec_dir), "baseline": True, "cases": []}
+        out: dict[str, Any] = {"name": name, "skill": _rel(skill, spec_dir), "agent": {"kind": DEFAULT_AGENT},
+                               "baseline": True, "cases": []}
         origin: dict[str, str] = {"": "", "/name": "/skill_name", "/skill": "/skill_name", "/cases": "/evals",
-                                  "/baseline": "/evals"}
+                                  "/baseline": "/evals", "/agent": ""}
         notes: list[str] = ["skill-creator runs every eval with and without the skill: baseline: true"]
         if "description" in data:
             out["description"] = data["description"]
@@ -82,7 +85,7 @@ class SkillCreatorAdapter:
             notes.append(f"{TRIGGERS_FILE}: read into trigger_tests (should_trigger true/false)")
         if errors:
             raise SpecErrors(errors)
-        return Translation(data=out, origin=origin, notes=tuple(notes))
+        return Translation(data=out, origin=origin, notes=tuple(notes), agent_is_default=True)
 
 
 def _case(raw: dict[str, Any], i: int, *, src: Source, skill: str, spec_dir: str, errors: list[SpecError],

@@ -67,7 +67,7 @@ def _translate(path: Path, root: Path) -> skill_creator.Translation:
 def test_the_seed_documents_example_translates_field_by_field() -> None:
     t = _translate(SEEDS / "example-skill" / "evals" / "evals.json", SEEDS)
     assert t.data == {
-        "name": "example-skill", "skill": "..", "baseline": True,
+        "name": "example-skill", "skill": "..", "agent": {"kind": "claude-code"}, "baseline": True,
         "cases": [
             {"id": "eval-0", "eval_id": 0, "prompt": "The user's task prompt",
              "expected_output": "Brief description of what success looks like",
