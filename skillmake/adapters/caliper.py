@@ -169,7 +169,7 @@ def _yaml11_errors(src: Source, path: str) -> list[SpecError]:
 
     try:
         with open(path, encoding="utf-8-sig") as f:
-            theirs = yaml.load(f.read(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # noqa: S506
+            theirs = yaml.load(f.read(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     except (OSError, UnicodeDecodeError, yaml.YAMLError):
         return []
     if not isinstance(theirs, dict):

@@ -37,7 +37,7 @@ def skillmake_accepts(path: Path) -> tuple[bool, str]:
 @pytest.fixture(scope="module")
 def caliper_verdicts() -> dict[str, tuple[bool, str]]:
     answers = ask("caliper_driver.py", {"op": "load", "paths": [str(p) for p in SPECS]}, cwd=CORPUS)
-    return {p.name.removesuffix(".eval.yaml"): (a["accepted"], a["error"]) for p, a in zip(SPECS, answers)}
+    return {p.name.removesuffix(".eval.yaml"): (a["accepted"], a["error"]) for p, a in zip(SPECS, answers, strict=True)}
 
 
 def test_the_corpus_is_large_and_has_both_kinds(caliper_verdicts: dict[str, tuple[bool, str]]) -> None:

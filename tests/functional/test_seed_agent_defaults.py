@@ -20,8 +20,8 @@ SEEDS = REPO / "tests" / "data" / "seeds"
 SKILL = "---\nname: a\ndescription: answers\n---\nAnswer in UPPERCASE.\n"
 COMMAND = {"kind": "command", "command": ["python3", "agent.py"]}
 CONFIG = 'trials = 1\nagent = {kind = "command", command = ["python3", "agent.py"]}\n'
-# The reference pattern of caliper's README: the task's own files, asserted.
-CALIPER = "skill: {path: ./SKILL.md%s}\ntasks:\n  - {name: a, prompt: say one, assert: \"assert 'SAY ONE' in output\"}\n"
+CALIPER = ("skill: {path: ./SKILL.md%s}\n"
+           "tasks:\n  - {name: a, prompt: say one, assert: \"assert 'SAY ONE' in output\"}\n")
 AGENT = """\
 import sys
 from pathlib import Path
