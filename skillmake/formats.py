@@ -114,3 +114,36 @@ def find_values(fmt: str, text: str) -> list[str]:
         if " " in whole and pattern.fullmatch(whole):
             found.append(whole)
     return found
+
+
+# clauditor 0.1.3's own registry (clauditor/formats.py), verbatim: a clauditor spec's `has_format` counts
+# `re.findall(extract, output)` and its section fields match `re.fullmatch(strict, value)`, so a clauditor spec gets
+# the verdicts clauditor gives (tests/differential compares the two). skillmake's FORMATS above stay the native meaning.
+# name → (strict, extract); every pattern here but zip_uk and uuid uses one shape for both.
+CLAUDITOR_FORMATS: dict[str, tuple[str, str]] = {name: (strict, extract or strict) for name, strict, extract in (
+    ("phone_us", r"\(?\d{3}\)?[\s.-]?\d{3}[\s.-]?\d{4}", None),
+    ("phone_intl", r"\+\d{1,3}[\s.-]?\d{4,14}", None),
+    ("email", r"[a-zA-Z0-9._%+-]+@[a-zA-Z0-9.-]+\.[a-zA-Z]{2,}", None),
+    ("url", r"https?://[^\s\)\"'>]+", None),
+    ("domain", r"(?i)[a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)*\.[a-z]{2,}", None),
+    ("date_iso", r"\d{4}-\d{2}-\d{2}", None),
+    ("date_us", r"\d{1,2}/\d{1,2}/\d{2,4}", None),
+    ("time_24h", r"\d{1,2}:\d{2}(?::\d{2})?", None),
+    ("time_12h", r"\d{1,2}:\d{2}\s?[AaPp][Mm]", None),
+    ("currency_usd", r"\$(?=[\d,]*\d)[\d,]+(?:\.\d{2})?", None),
+    ("currency_eur", r"€(?=[\d.,]*\d)[\d.,]+", None),
+    ("zip_us", r"\d{5}(?:-\d{4})?", None),
+    ("zip_uk", r"[A-Z]{1,2}\d[A-Z\d]?\s?\d[A-Z]{2}", r"[A-Z]{1,2}\d[A-Z\d]?\s?\d[A-Z]{2}"),
+    ("percentage", r"\d+(?:\.\d+)?%", None),
+    ("ipv4", r"\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}", None),
+    ("uuid", r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}",
+     r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"),
+    ("hex_color", r"#[0-9a-fA-F]{6}", None),
+    ("latitude", r"-?\d{1,2}\.\d+", None),
+    ("longitude", r"-?\d{1,3}\.\d+", None),
+    ("star_rating", r"\d(?:\.\d)?\s?(?:stars?|★|⭐)", None),
+)}
+# clauditor's has_urls and urls_reachable find URLs with this (assertions.py), every occurrence counted.
+CLAUDITOR_URL = r"https?://[^\s\)\"'>]+"
+# clauditor's has_entries counts only bold numbered entries: `**1. `.
+CLAUDITOR_ENTRY = r"\*\*\d+\.\s+"

@@ -14,8 +14,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..errors import SpecError, SpecErrors
+from ..formats import CLAUDITOR_FORMATS
 from ..source import Source
 from . import Translation
+from . import clauditor_loader as loader
+from .clauditor_assertions import field_format, native_check
 from .detect import seed_spec_name
 
 SUFFIX = ".eval.json"
@@ -159,13 +162,12 @@ class ClauditorAdapter:
                 f"no skill for this clauditor spec: no {stem}.md beside it and no SKILL.md in its folder or above",
                 loc=src.locate(""), hint=f"put the spec beside the command it tests (.claude/commands/{stem}.md), "
                                          f"or inside the skill's SKILL.md folder as SKILL.eval.json"))
-        if not (data.get("assertions") or data.get("sections") or data.get("grading_criteria")):
-            errors.append(SpecError("this clauditor spec has nothing to grade", loc=src.locate(""),
-                                    hint="add 'assertions', 'sections' or 'grading_criteria'"))
+        errors += loader.errors(src, data)
         if errors:
             raise SpecErrors(errors)
 
-        notes: list[str] = []
+        notes: list[str] = loader.warnings(data)
+        data = {k: v for k, v in data.items() if k in loader.KNOWN_KEYS}  # clauditor ignores the others
         origin: dict[str, str] = {"/cases": "", "/cases/0": ""}
         native: dict[str, Any] = {"skill": skill}
         if name is not None:  # discovery names the spec the same way
@@ -190,7 +192,8 @@ class ClauditorAdapter:
             notes.append("sync_tasks → true (--sync-tasks)")
         native["agent"] = agent
 
-        case: dict[str, Any] = {"id": data.get("skill_name", name or stem), "args": data.get("test_args", "")}
+        case: dict[str, Any] = {"id": loader.case_id(data.get("skill_name", name or stem), name or stem),
+                                "args": data.get("test_args", "")}
         origin["/cases/0/id"] = "/skill_name" if "skill_name" in data else ""
         origin["/cases/0/args"] = "/test_args" if "test_args" in data else ""
         for key in ("user_prompt", "input_files", "output_file", "output_files"):
@@ -199,8 +202,11 @@ class ClauditorAdapter:
                 origin[f"/cases/0/{key}"] = f"/{key}"
         for seed_key, key in (("assertions", "checks"), ("grading_criteria", "criteria"), ("sections", "sections")):
             if data.get(seed_key):
-                case[key] = data[seed_key] if key != "sections" else _sections(data[seed_key])
+                case[key] = {"checks": _checks, "criteria": _criteria, "sections": _sections}[key](data[seed_key])
                 origin[f"/cases/0/{key}"] = f"/{seed_key}"
+        if not case.get("checks") and not case.get("criteria") and not case.get("sections"):
+            # clauditor's validate runs the skill and passes it with no assertion: a check every output passes.
+            case["checks"] = [{"type": "min_length", "length": 0, "name": "no assertions: every run passes"}]
         native["cases"] = [case]
 
         if case.get("criteria") or case.get("sections"):
@@ -213,17 +219,20 @@ class ClauditorAdapter:
                 origin["/judge/model"] = "/grading_model"
             native["judge"] = judge
 
+        # clauditor runs the skill once (`--variance N` adds N runs); variance.n_runs is read by neither grade nor
+        # validate. Its grade gates each run on the share of criteria passed and their mean score, its defaults
+        # applying when grade_thresholds is absent (results/thresholds.py, clauditor_gates).
         variance = data.get("variance") or {}
         if "n_runs" in variance:
-            native["trials"] = variance["n_runs"]
-            origin["/trials"] = "/variance/n_runs"
-        thresholds = dict(data.get("grade_thresholds") or {})
-        origin["/thresholds"] = "/grade_thresholds" if "grade_thresholds" in data else "/variance"
-        if "min_stability" in variance:
-            thresholds["min_stability"] = variance["min_stability"]
-            origin["/thresholds/min_stability"] = "/variance/min_stability"
-        if thresholds:
+            notes.append(f"variance.n_runs {variance['n_runs']} is not a trial count: clauditor runs the skill once "
+                         "(`skillmake clauditor grade --variance N` adds N runs)")
+        if case.get("criteria"):
+            given = data.get("grade_thresholds") or {}
+            thresholds = {key: _unit(given.get(key, default)) for key, default in CLAUDITOR_THRESHOLDS.items()}
+            thresholds["min_stability"] = _unit(variance.get("min_stability", 0.8))
             native["thresholds"] = thresholds
+            origin["/thresholds"] = "/grade_thresholds" if "grade_thresholds" in data else ""
+            origin["/thresholds/min_stability"] = "/variance/min_stability" if "min_stability" in variance else ""
         triggers = data.get("trigger_tests")
         if triggers:
             native["trigger_tests"] = triggers
@@ -235,10 +244,44 @@ class ClauditorAdapter:
         return Translation(data=native, origin=origin, notes=tuple(notes), agent_is_default=chosen_by_default)
 
 
+# clauditor's GradeThresholds defaults (schemas.py): they gate every grade, written or not.
+CLAUDITOR_THRESHOLDS = {"min_pass_rate": 0.7, "min_mean_score": 0.5}
+
+
+def _unit(value: Any) -> float:
+    """A threshold as a share: clauditor takes any number (loader.warnings says when one is outside 0..1)."""
+    return min(1.0, max(0.0, float(value))) if isinstance(value, (int, float)) and not isinstance(value, bool) \
+        else 0.0
+
+
+def _criteria(criteria: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [{"id": c["id"], "criterion": c["criterion"]} for c in criteria]
+
+
+def _checks(assertions: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """clauditor's assertions as native checks that count as clauditor counts (clauditor_assertions.py)."""
+    checks = [native_check(a) for a in assertions]
+    lows = [c["length"] for c in checks if c["type"] == "min_length"]
+    for check in checks:  # min_length above a max_length: clauditor runs both (one fails); native rules refuse the pair
+        if check["type"] == "max_length" and lows and max(lows) > check["length"]:
+            length = check.pop("length")
+            check.update(type="not_matches", pattern=f"\\A[\\s\\S]{{{length + 1}}}", name=f"max_length<={length}")
+    return checks
+
+
 def _sections(sections: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """clauditor's sections with its default written out: a field is required unless it says `required: false`."""
-    return [{**section, "tiers": [{**tier, "fields": [{"required": _FIELD_REQUIRED, **f} for f in tier["fields"]]}
-                                  for tier in section["tiers"]]} for section in sections]
+    """clauditor's sections with its default written out (a field is required unless it says `required: false`),
+    and each field's format as clauditor matches it: its own registry's pattern, in full."""
+    def field(f: dict[str, Any]) -> dict[str, Any]:
+        out = {"required": _FIELD_REQUIRED, **{k: f[k] for k in ("id", "name", "required") if k in f}}
+        if isinstance(f.get("format"), str) and f["format"] in CLAUDITOR_FORMATS:
+            out["format"] = field_format(f["format"])
+        return out
+
+    def tier(t: dict[str, Any]) -> dict[str, Any]:  # clauditor reads these keys and ignores any other
+        return {**{k: t[k] for k in ("label", "min_entries", "max_entries") if k in t and t[k] is not None},
+                "fields": [field(f) for f in t.get("fields") or ()]}
+    return [{"name": section["name"], "tiers": [tier(t) for t in section["tiers"]]} for section in sections]
 
 
 ADAPTER = ClauditorAdapter()
