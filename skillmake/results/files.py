@@ -29,7 +29,20 @@ def write_json(path: str | Path, data: Mapping[str, Any], *, schema: str, what: 
     """Validate `data` against `schema` (RecordError if it does not match), then write it atomically."""
     validate_record(schema, data, what=what)
     # Result files are regenerated from the store's records, so atomic is enough: no fsync per file.
-    atomic.write_bytes(path, orjson.dumps(data, option=orjson.OPT_INDENT_2) + b"\n", durable=False)
+    write_changed(path, orjson.dumps(data, option=orjson.OPT_INDENT_2) + b"\n", durable=False)
+
+
+def write_changed(path: str | Path, data: bytes, *, durable: bool = False) -> bool:
+    """Write `data` atomically unless the file holds exactly it already; True if written. A re-render that changed
+    nothing then writes nothing (a reader with the file open, a sync or a CI cache keyed by mtime sees no change)."""
+    try:
+        with open(path, "rb") as f:
+            if f.read(len(data) + 1) == data:
+                return False
+    except OSError:
+        pass
+    atomic.write_bytes(path, data, durable=durable)
+    return True
 
 
 def write_report(path: str | Path, report: Mapping[str, Any]) -> None:
@@ -56,7 +69,7 @@ def write_snapshot(path: str | Path, snapshot: Mapping[str, Any]) -> None:
 
 
 def write_junit(path: str | Path, xml: str) -> None:
-    atomic.write_text(path, xml, durable=False)
+    write_changed(path, xml.encode(), durable=False)
 
 
 def last_history_row(path: str | Path) -> dict[str, Any] | None:

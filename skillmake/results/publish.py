@@ -12,7 +12,7 @@ from .benchmark import benchmark_json, with_history
 from .files import BENCHMARK, append_history, read_json, read_report, write_benchmark, write_report, write_snapshot
 from .history import Comparison, compare, history_row
 from .records import Record
-from .report import build_report
+from .report import build_report, settled
 from .snapshot import SNAPSHOTS, build_snapshot, keep_contents, snapshot_name
 
 REPORT_FILE = "report.json"
@@ -45,7 +45,8 @@ def publish(folder: str | Path, spec: Spec, trials: Sequence[Record], grades: Se
     """
     base = Path(folder)
     previous = read_report(base / REPORT_FILE)
-    report = build_report(spec, trials, grades, generated=now, run_id=run_id, triggers=triggers)
+    # The results of the report it replaces: that report, when and by which run included (report.settled).
+    report = settled(build_report(spec, trials, grades, generated=now, run_id=run_id, triggers=triggers), previous)
     write_report(base / REPORT_FILE, report)
     # skill-creator's iteration history: a run that changed results adds an iteration, one that did not, nothing.
     earlier = read_json(base / BENCHMARK_FILE, schema=BENCHMARK)

@@ -181,5 +181,18 @@ def report_digest(report: Mapping[str, Any]) -> str:
     return digest_json(content)
 
 
+def settled(report: dict[str, Any], previous: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The report to publish: `report`, or, when its results are those of `previous` (the report.json it replaces),
+    `report` with the previous one's run fields (when, by which run, and so what that run spent and reused).
+
+    Same results, same file: a re-render (`skillmake report`) or a run that changed nothing leaves report.json as
+    it was, and so every page and file built from it (the static site stamps its pages by what they show)."""
+    if previous is None or report_digest(previous) != report_digest(report):
+        return report
+    earlier = previous.get("usage") if isinstance(previous.get("usage"), Mapping) else {}
+    usage = {**report["usage"], **{k: earlier.get(k) for k in _RUN_USAGE}}
+    return {**report, **{k: previous.get(k) for k in _RUN_FIELDS}, "usage": usage}
+
+
 def row_of(report: Mapping[str, Any], case: str, arm: str) -> Mapping[str, Any] | None:
     return next((r for r in report.get("rows", ()) if r["case"] == case and r["arm"] == arm), None)

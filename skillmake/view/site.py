@@ -17,6 +17,7 @@ import orjson
 from .. import atomic, fstree
 from ..canonical import digest_json
 from ..project import Project
+from ..results.report import report_digest
 from . import data, feedback
 from .html import Links, Rendered, asset
 from .pages import Pages
@@ -54,13 +55,16 @@ def _write(path: Path, content: bytes) -> None:
 
 
 def _stamp(source: data.Source, name: str, report: dict[str, Any]) -> str:
+    """What the spec's pages show, digested: the report's results and the one run field they print (`generated`),
+    the spec's feedback, history and tags; not which run last wrote report.json."""
     spec = source.specs.get(name)
     fb = feedback.path_of(source.reports_dir, name)
     try:
         fb_bytes = fb.read_bytes()
     except OSError:
         fb_bytes = b""
-    return digest_json({"v": VERSION, "report": report, "feedback": fb_bytes.decode("utf-8", "replace"),
+    return digest_json({"v": VERSION, "report": report_digest(report), "generated": report.get("generated"),
+                        "feedback": fb_bytes.decode("utf-8", "replace"),
                         "history": [r.digest + str(r.archived) for r in data.history(source, name)],
                         "tags": {c.id: list(c.tags) for c in spec.cases} if spec is not None else {}})
 
