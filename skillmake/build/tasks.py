@@ -16,7 +16,7 @@ from ..errors import EXIT_INVALID, EXIT_NO_SPECS, SkillmakeError
 from ..project import Project, new_run_id
 from ..triggers.views import trigger_dir
 from ..workspace import trial_dir
-from . import actions, clean, scope, select, stale
+from . import actions, clean, gone, scope, select, stale
 from .plan import Item, SpecPlan, TriggerItem, plan_spec
 from .report import STAMP, report_uptodate
 
@@ -53,6 +53,7 @@ def project_at(root: str) -> Project:
         runlock.acquire(project.state_dir, what=" ".join(["skillmake", *(COMMAND or sys.argv[1:])])[:80],
                         on_wait=_say_waiting)
         fstree.remove_tree(project.work_dir)  # what killed runs left; no process of theirs may write there
+        gone.remove_gone(project)  # the views and reports of specs that no longer exist
     return project
 
 

@@ -37,11 +37,17 @@ class Source(StateFolders):
     store: Store
     specs: Mapping[str, Spec] = field(default_factory=dict)
     only: tuple[str, ...] = ()  # spec names to show; empty: all
+    live: frozenset[str] | None = None  # the specs the project has now (None: unknown, show every report)
 
     @classmethod
     def of(cls, project: Project, only: tuple[str, ...] = ()) -> Source:
+        from ..spec import spec_name_of
+
+        # A spec deleted since its last report is not shown (a run removes its folders too): its loaded specs,
+        # and the broken ones by file name, are what the project has.
+        live = frozenset({s.name for s in project.specs} | {spec_name_of(p) for p in project.spec_files})
         return cls(state_dir=project.state_dir, store=project.store, specs={s.name: s for s in project.specs},
-                   only=only)
+                   only=only, live=live)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -97,7 +103,7 @@ def spec_names(source: Source) -> list[str]:
         names = sorted(p.name for p in source.reports_dir.iterdir() if (p / "report.json").is_file())
     except OSError:
         return []
-    return [n for n in names if not source.only or n in source.only]
+    return [n for n in names if (not source.only or n in source.only) and (source.live is None or n in source.live)]
 
 
 def valid_report(data: Any, what: str) -> dict[str, Any] | None:

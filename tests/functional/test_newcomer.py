@@ -101,3 +101,28 @@ def test_when_every_trigger_run_errs_the_summary_says_no_result_and_the_hint_onc
     hint = "and add `pass_env: [CLAUDE_CODE_OAUTH_TOKEN]` to the spec's agent"
     assert both.count(hint) == 1, both  # whole (its last words are there) and once
     assert both.count("claude-code has no credentials") == 1, both
+
+
+# -- a deleted spec goes, with its folders --------------------------------------------------------------------------
+
+@pytest.mark.parametrize("command", [[], ["report"]])
+def test_a_deleted_specs_views_and_reports_go_and_the_viewer_lists_only_live_specs(
+        tmp_path: Path, tmp_path_factory: pytest.TempPathFactory, command: list[str]) -> None:
+    project = copy_of(populated(tmp_path_factory), tmp_path / "proj")
+    state = project.root / ".skillmake"
+    outside = tmp_path / "outside"
+    (outside / "keep").mkdir(parents=True)
+    (state / "runs" / "linked").symlink_to(outside, target_is_directory=True)  # never followed, never removed
+    (state / "reports" / "mine").mkdir()  # not skillmake's: no stamp, no report.json
+    (project.root / "beta.eval.yaml").unlink()
+    exported = project.run("view", "--export", str(tmp_path / "site"))
+    assert exported.code == 0, exported.err
+    index = (tmp_path / "site" / "index.html").read_text()
+    assert "alpha" in index and "beta" not in index  # before any run: the viewer shows only the live specs
+    run = project.run(*command)
+    assert run.code == 0, run.out + run.err
+    assert run.agent_calls == 0
+    for folder in ("runs", "reports"):
+        assert sorted(p.name for p in (state / folder).iterdir() if not p.name.startswith(".")) == sorted(
+            ["alpha", *(["linked"] if folder == "runs" else ["mine"])])
+    assert (outside / "keep").is_dir()
