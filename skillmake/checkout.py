@@ -3,8 +3,11 @@
 Records are shared by content (two cells with the same inputs share one trial record), so a cell's folder
 is never written by the code path that happened to execute. After every run and every `skillmake report`,
 each cell's folder is rebuilt from the store, labelled with the cell's own identity, as DVC's checkout makes
-a workspace a view of its cache. A folder whose records did not change is left as it is (a stamp says so);
-folders of cells that no longer exist are removed. Each case's folder also gets skill-creator's eval_metadata.json.
+a workspace a view of its cache. A folder is left as it is only while it shows the records the cell maps to now
+and nothing in it was touched: its stamp (.view.json) holds the records' digest, the keys, and the size and
+mtime of every file it wrote, so a removed folder or a hand-edited grade.json is rebuilt by the next run (see
+`view_current`, the no-op's cheap check); folders of cells that no longer exist are removed. Each case's
+folder also gets skill-creator's eval_metadata.json.
 """
 
 from __future__ import annotations
@@ -118,20 +121,70 @@ def checkout(project: Project, cells: Sequence[CellRecords]) -> int:
     return written
 
 
+def view_current(folder: Path, trial_key: str, grade_key: str | None) -> bool:
+    """Whether the cell folder still shows the records of these keys, untouched since its checkout: one read
+    of its stamp and one stat per file (the check a no-op run makes for every cell)."""
+    shown = _read_stamp(folder)
+    return (shown is not None and shown.get("keys") == [trial_key, grade_key]
+            and shown.get("files") == _signature(folder))
+
+
+def shown_keys(folder: Path) -> tuple[str | None, str | None]:
+    """The trial and grade keys the cell folder was last checked out from ((None, None) when unknown)."""
+    keys = (_read_stamp(folder) or {}).get("keys")
+    if isinstance(keys, list) and len(keys) == 2 and all(k is None or isinstance(k, str) for k in keys):
+        return keys[0], keys[1]
+    return None, None
+
+
+def _read_stamp(folder: Path) -> dict[str, Any] | None:
+    try:
+        shown = orjson.loads((folder / STAMP).read_bytes())
+    except (OSError, orjson.JSONDecodeError):
+        return None
+    return shown if isinstance(shown, dict) else None
+
+
+def _signature(folder: Path) -> dict[str, list[int]] | None:
+    """Every entry under `folder` but the stamp: a file or link as [size, mtime_ns], a folder as []. None when
+    the folder cannot be read."""
+    out: dict[str, list[int]] = {}
+    pending = [("", str(folder))]
+    while pending:
+        rel, path = pending.pop()
+        try:
+            entries = list(os.scandir(path))
+        except OSError:
+            return None
+        for entry in entries:
+            name = rel + entry.name
+            if name == STAMP:
+                continue
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    out[name + "/"] = []
+                    pending.append((name + "/", entry.path))
+                    continue
+                st = entry.stat(follow_symlinks=False)
+            except OSError:
+                return None
+            out[name] = [st.st_size, st.st_mtime_ns]
+    return out
+
+
 def _write_view(project: Project, rec: CellRecords) -> bool:
     c = rec.cell
     folder = trial_dir(project.runs_dir, c.spec, c.case, c.arm.name, c.k).root
     stamp = rec.stamp
-    try:
-        if orjson.loads((folder / STAMP).read_bytes()).get("stamp") == stamp:
-            return False
-    except (OSError, orjson.JSONDecodeError, AttributeError):
-        pass
+    shown = _read_stamp(folder)
+    if shown is not None and shown.get("stamp") == stamp and shown.get("files") == _signature(folder):
+        return False
     fresh = folder.with_name(f".{folder.name}.new-{os.getpid()}")
     fstree.remove_tree(fresh)
     fresh.mkdir(parents=True)
     _fill(project, rec, fresh)
-    atomic.write_bytes(fresh / STAMP, orjson.dumps({"stamp": stamp, "cell": c.name}), durable=False)
+    atomic.write_bytes(fresh / STAMP, orjson.dumps({"stamp": stamp, "cell": c.name, "keys": [c.key, rec.grade_key],
+                                                    "files": _signature(fresh)}), durable=False)
     old = folder.with_name(f".{folder.name}.old-{os.getpid()}")
     fstree.remove_tree(old)  # left by a run that died here
     if folder.exists():

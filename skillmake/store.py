@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import fcntl
 import os
+import secrets
 import threading
 import time
 from collections.abc import Iterator
@@ -93,7 +95,7 @@ class Store:
     def put_action(self, record: dict[str, Any], *, schema: str) -> None:
         """Write the record for record['key'] after checking it; the objects it names must already exist."""
         validate_record(schema, record, what=f"{record.get('kind', 'record')} {record.get('key')}")
-        missing = [d for d in _digests(record.get("outputs", {})) if not self.has(d)]
+        missing = [d for d in named_objects(record) if not self.has(d)]
         if missing:
             raise RecordError(f"record names objects that are not stored: {missing[:3]}",
                               hint="objects must be written before the action entry (a bug in skillmake)")
@@ -115,10 +117,20 @@ class Store:
         except (orjson.JSONDecodeError, RecordError):
             self._quarantine(path)
             return None
-        if verify and not all(self.has(d) for d in _digests(record.get("outputs", {}))):
+        if verify and not all(self.has(d) for d in named_objects(record)):
             self._quarantine(path)
             return None
         return dict(record)
+
+    def quarantine_action(self, key: str) -> None:
+        """Set aside the record of `key` (it names an object that is missing or corrupt): a miss from now on."""
+        path = self.action_path(key)
+        if path.exists():
+            self._quarantine(path)
+
+    def verify(self, digest: str) -> bool:
+        """Whether the object is there with the content its name says (a corrupt one is quarantined)."""
+        return self.get(digest) is not None
 
     # --- the last attempt of a key that has no cacheable result ----------------
 
@@ -155,12 +167,118 @@ class Store:
         with _flock(path):
             yield
 
+    # --- temp files that killed writers left --------------------------------------------------------------
+
+    def begin_run(self, *, min_age: float = 2.0) -> int:
+        """Mark this process as a writer of the store for the rest of its life (a flock'd file under running/,
+        removed at exit). When a writer marked before died without ending (SIGKILL, a power loss), or the store
+        predates these marks, sweep the temp files such writers leave; returns how many were removed.
+
+        Safe beside live writers in other runs and projects sharing the store: every writer holds a flock on
+        its temp file until it renames it (atomic.write_bytes), and a file that is held, or younger than
+        `min_age` seconds (created, not yet locked), is left alone."""
+        folder = self.root / "running"
+        if str(folder) in _running:
+            return 0
+        # No marks yet: a store written before them (or a new one), swept once.
+        dead: list[Path | None] = [] if folder.is_dir() else [None]
+        try:
+            names = [n for n in os.listdir(folder) if not n.startswith(".")]
+        except OSError:
+            names = []
+        for name in names:
+            fd = _try_lock(folder / name)
+            if fd is not None:  # its writer is gone
+                dead.append(folder / name)
+                os.close(fd)
+        name = f"{os.getpid()}-{secrets.token_hex(4)}"
+        folder.mkdir(parents=True, exist_ok=True)
+        # Locked before it gets its name, so another run never sees it unlocked and takes it for a dead one.
+        fd = os.open(folder / f".{name}", os.O_RDWR | os.O_CREAT, 0o644)
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        os.replace(folder / f".{name}", folder / name)
+        _running[str(folder)] = (fd, str(folder / name))
+        removed = self.sweep_temp(min_age=min_age) if dead else 0
+        for path in dead:
+            if path is not None:
+                with contextlib.suppress(OSError):
+                    os.unlink(path)
+        return removed
+
+    def sweep_temp(self, *, min_age: float = 2.0) -> int:
+        """Remove the temp files of writes that never finished (objects/, actions/, attempts/, replaced/,
+        index/ and the store's own folder), except those a live writer holds; returns how many."""
+        removed = 0
+        now = time.time()
+        for dirpath, filenames in self._temp_folders():
+            for name in filenames:
+                if not (name.startswith(".") and name.endswith(atomic.TEMP_SUFFIX)):
+                    continue
+                path = os.path.join(dirpath, name)
+                try:
+                    if now - os.stat(path).st_mtime < min_age:
+                        continue
+                except OSError:
+                    continue
+                fd = _try_lock(Path(path))
+                if fd is None:  # a live writer holds it
+                    continue
+                try:
+                    os.unlink(path)
+                    removed += 1
+                except OSError:
+                    pass
+                finally:
+                    os.close(fd)
+        return removed
+
+    def _temp_folders(self) -> Iterator[tuple[str, list[str]]]:
+        yield str(self.root), _files(self.root)
+        for sub in ("objects", "actions", "attempts", "replaced", "index"):
+            for dirpath, _, filenames in os.walk(self.root / sub):
+                yield dirpath, filenames
+
     def _quarantine(self, path: Path) -> None:
         """Move a damaged file aside (kept for inspection) so it is never trusted again."""
         target = self.quarantine_dir / f"{path.parent.name}{path.name}.{int(time.time() * 1000)}"
         with contextlib.suppress(OSError):
             target.parent.mkdir(parents=True, exist_ok=True)
             os.replace(path, target)
+
+
+_running: dict[str, tuple[int, str]] = {}  # running/ folder → (fd, path) of this process's mark
+
+
+@atexit.register
+def _end_runs() -> None:
+    """A writer that ends normally removes its mark: only a killed one leaves it for the next run to sweep after."""
+    for fd, path in _running.values():
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+        with contextlib.suppress(OSError):
+            os.close(fd)
+    _running.clear()
+
+
+def _try_lock(path: Path) -> int | None:
+    """An fd holding an exclusive flock on `path`, or None when another holder has it (or it is gone)."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        return None
+    return fd
+
+
+def _files(folder: Path) -> list[str]:
+    try:
+        return [e.name for e in os.scandir(folder) if e.is_file(follow_symlinks=False)]
+    except OSError:
+        return []
 
 
 _thread_locks: dict[str, threading.Lock] = {}
@@ -202,6 +320,16 @@ def _flock(path: Path) -> Iterator[None]:
                     os.unlink(path)
                 os.close(fd)
             return
+
+
+def named_objects(record: dict[str, Any]) -> list[str]:
+    """Every object a trial record names itself: its outputs and its kept workspace tree (the tree's own files
+    are named inside the tree)."""
+    out = _digests(record.get("outputs", {}))
+    tree = record.get("workspace")
+    if isinstance(tree, str) and tree.startswith("sha256:"):
+        out.append(tree)
+    return out
 
 
 def _digests(outputs: dict[str, Any]) -> list[str]:

@@ -145,6 +145,8 @@ def judge_calls(item: Item) -> int:
 
 
 def trial_reasons(project: Project, item: Item, previous: dict[str, Any] | None) -> list[str]:
+    if item.damaged:  # the plan found its record naming a lost or corrupt object
+        return [item.damaged]
     if previous is None:
         return ["new"]
     if previous["key"] == item.tkey.key:
@@ -201,6 +203,8 @@ def kept_trigger(project: Project, item: TriggerItem) -> dict[str, Any] | None:
 def trigger_reasons(project: Project, item: TriggerItem) -> list[str]:
     """Why a trigger trial runs: what changed in what the agent is offered (the description, a distractor), the
     query or the agent, against the record its view shows."""
+    if item.damaged:
+        return [item.damaged]
     previous = kept_trigger(project, item)
     if previous is None:
         return ["new"]

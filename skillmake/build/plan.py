@@ -9,12 +9,8 @@ from __future__ import annotations
 import dataclasses
 import os
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-import orjson
-
-from .. import atomic
 from .. import grade as grading
 from ..canonical import digest_json
 from ..checkout import labels_digest
@@ -22,11 +18,10 @@ from ..keys import TrialKey, grade_key, grade_part
 from ..model import Arm, Case, Spec, TriggerQuery
 from ..project import Project
 from ..results.triggers import skip_reason
-from ..trial import CACHEABLE as TRIAL_CACHEABLE
 from ..trial import timeout_of
 from ..triggers.keys import Offered
 from ..triggers.run import timeout_of as trigger_timeout
-from ..workspace import kept_tree
+from .index import Index, index_path
 
 
 @dataclass(slots=True, kw_only=True)
@@ -41,6 +36,7 @@ class Item:
     outputs: str | None = None  # digest of the cached trial's outputs, when the store has the trial
     grade_key: str | None = None
     grade_cached: bool = False
+    damaged: str | None = None  # why its stored record was set aside (an object it names is missing or corrupt)
 
     @property
     def name(self) -> str:
@@ -61,6 +57,7 @@ class TriggerItem:
     tkey: TrialKey
     offered: Offered
     cached: bool = False
+    damaged: str | None = None
 
     @property
     def name(self) -> str:
@@ -72,6 +69,7 @@ class SpecPlan:
     spec: Spec
     items: list[Item] = field(default_factory=list)
     triggers: list[TriggerItem] = field(default_factory=list)
+    intact: bool | None = None  # its report files and cell views are as its last report wrote them (report.py)
 
     @property
     def complete(self) -> bool:
@@ -120,7 +118,7 @@ def report_inputs(keys: dict[str, tuple[str, str | None]], *, labels: str | None
 def plan_spec(project: Project, spec: Spec) -> SpecPlan:
     plan = SpecPlan(spec=spec)
     actions_dir = str(project.store.actions)
-    index = _Index(project.state_dir / "index" / f"{spec.name}.json")
+    index = Index(index_path(project, spec.name), project.store)
     for case in spec.cases:
         grade_parts = None  # the same for every arm and trial of the case
         limit_ms = timeout_of(spec, case) * 1000
@@ -128,7 +126,8 @@ def plan_spec(project: Project, spec: Spec) -> SpecPlan:
             for k in range(spec.trials):
                 tkey = project.keys.trial_key(spec, case, arm, k)
                 item = Item(spec=spec, case=case, arm=arm, k=k, tkey=tkey)
-                facts = index.stored(actions_dir, tkey.key)
+                facts = index.stored(tkey.key)
+                item.damaged = index.damaged.get(tkey.key)
                 # A stored result serves this cell only if it finished within the cell's timeout.
                 if facts is not None and facts[1] <= limit_ms:
                     item.outputs = grading.graded_digest(case, facts[0], facts[2])
@@ -145,89 +144,9 @@ def plan_spec(project: Project, spec: Spec) -> SpecPlan:
         for query in tests.queries:
             for k in range(tests.runs):
                 tkey = project.trigger_keys.key(spec, tests, query, k)
-                facts = index.stored(actions_dir, tkey.key)
+                facts = index.stored(tkey.key)
                 plan.triggers.append(TriggerItem(spec=spec, query=query, k=k, tkey=tkey, offered=offered,
-                                                 cached=facts is not None and facts[1] <= limit_ms))
+                                                 cached=facts is not None and facts[1] <= limit_ms,
+                                                 damaged=index.damaged.get(tkey.key)))
     index.save()
     return plan
-
-
-Facts = tuple[str, float, str | None]  # digest of the outputs, how long the agent took (ms), workspace tree
-
-
-def _facts(record: dict[str, Any]) -> Facts | None:
-    try:
-        timing = record.get("timing") or {}
-        took = float(timing.get("agent_ms", timing.get("duration_ms", 0.0)))
-        return digest_json(record["outputs"]), took, kept_tree(record)
-    except (KeyError, TypeError, ValueError):
-        return None
-
-
-def _peek(actions_dir: str, key: str, cacheable: frozenset[str]) -> dict[str, Any] | None:
-    """A fast look at the action cache (parse only); the record is schema-checked when it is used."""
-    h = key[7:]
-    try:
-        with open(f"{actions_dir}/{h[:2]}/{h}.json", "rb") as f:
-            record = orjson.loads(f.read())
-    except (OSError, orjson.JSONDecodeError):
-        return None
-    if not isinstance(record, dict) or record.get("key") != key or record.get("outcome") not in cacheable:
-        return None
-    return record
-
-
-class _Index:
-    """trial key → the facts of its record (outputs digest, agent time, workspace tree), valid while the
-    action file's (inode, size, mtime) are unchanged.
-
-    Saves reading and parsing every cached trial record on a no-op run; a record that is rewritten
-    (quarantined and re-run) changes its stat signature, so a stale entry is never trusted.
-    """
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        try:
-            self.entries: dict[str, list[Any]] = dict(orjson.loads(path.read_bytes()))
-        except (OSError, orjson.JSONDecodeError, TypeError, ValueError):
-            self.entries = {}
-        self.used: dict[str, list[Any]] = {}
-        self.changed = False
-
-    def stored(self, actions_dir: str, key: str) -> Facts | None:
-        """The facts of `key`'s stored result: from the index when its record is unchanged, else read (and
-        remembered); None when the store has no result for it."""
-        facts = self.facts(actions_dir, key)
-        if facts is None:
-            record = _peek(actions_dir, key, TRIAL_CACHEABLE)
-            facts = _facts(record) if record else None
-            if facts is not None:
-                self.remember(actions_dir, key, facts)
-        return facts
-
-    def facts(self, actions_dir: str, key: str) -> Facts | None:
-        entry = self.entries.get(key)
-        if entry is None or len(entry) != 6:
-            return None
-        h = key[7:]
-        try:
-            st = os.stat(f"{actions_dir}/{h[:2]}/{h}.json")
-        except OSError:
-            return None
-        if [st.st_ino, st.st_size, st.st_mtime_ns] != entry[:3]:
-            return None
-        self.used[key] = entry
-        return str(entry[3]), float(entry[4]), entry[5]
-
-    def remember(self, actions_dir: str, key: str, facts: Facts) -> None:
-        h = key[7:]
-        try:
-            st = os.stat(f"{actions_dir}/{h[:2]}/{h}.json")
-        except OSError:
-            return
-        self.used[key] = [st.st_ino, st.st_size, st.st_mtime_ns, *facts]
-        self.changed = True
-
-    def save(self) -> None:
-        if self.changed or len(self.used) != len(self.entries):
-            atomic.write_bytes(self.path, orjson.dumps(self.used))

@@ -280,32 +280,37 @@ TRIGGER_TAG = "trigger"  # every trigger trial carries it: `--tag trigger` selec
 
 
 def failed_triggers(project: Project, plan: SpecPlan) -> set[str]:
-    """Ids of the queries that did not pass in the spec's last report (or that it does not have yet)."""
-    from ..results import read_report
+    """Ids of the queries that do not pass on the records the spec's trigger runs map to now (a query with a run
+    not stored yet has no passing result). Read from the records, as the report is, never from report.json."""
+    from ..results.triggers import trigger_section
+    from ..triggers.views import record_of
 
-    report = read_report(project.reports_dir / plan.spec.name / "report.json")
-    queries = {q["id"]: q for q in ((report or {}).get("triggers") or {}).get("queries", ())}
-    return {t.query.id for t in plan.triggers if not queries.get(t.query.id, {}).get("pass")}
+    if not plan.triggers:
+        return set()
+    runs = [(t.query, t.k, record_of(project, plan.spec, t.tkey.key) if t.cached else None) for t in plan.triggers]
+    section = trigger_section(plan.spec, runs, skill=plan.triggers[0].offered.name) or {}
+    passed = {q["id"] for q in section.get("queries", ()) if q.get("pass")}
+    return {t.query.id for t in plan.triggers if t.query.id not in passed or not t.cached}
 
 
 def failed_cells(project: Project, plan: SpecPlan) -> set[str]:
-    """Cells whose outcome in the spec's last report was not `pass`: fail, error, timeout, judge_error, cheat,
-    or no grade at all (a cell the report does not have yet counts: it has no passing result)."""
-    from ..results import read_report
+    """Cells whose last result did not pass: fail, cheat, or none at all (never run, or it ended in error, timeout
+    or judge_error). The last result is the stored grade under the cell's keys now, else — the cell is stale — the
+    one its view was last checked out from (a passing cell whose case changed is not selected).
 
-    report = read_report(project.reports_dir / plan.spec.name / "report.json")
-    rows = {(r["case"], r["arm"]): r for r in report["rows"]} if report else {}
+    Read from the records, never from report.json: a report is a rendering anyone can edit or break, and one
+    that does not parse must not make `--failed` re-run passing trials."""
+    from ..checkout import shown_keys
+    from ..store import GRADE_SCHEMA
+
     out: set[str] = set()
     for item in plan.items:
-        row = rows.get((item.case.id, item.arm.name))
-        if row is None or item.k >= row["expected"] or any(f["k"] == item.k for f in row["failures"]):
+        key = item.grade_key if item.trial_cached and item.grade_cached else None
+        if key is None:
+            key = shown_keys(trial_dir(project.runs_dir, item.spec, item.case, item.arm.name, item.k).root)[1]
+        grade = project.store.get_action(key, schema=GRADE_SCHEMA) if key else None
+        if grade is None or grade.get("outcome") != "pass":
             out.add(item.name)
-        elif len(row["grade_keys"]) < row["expected"]:
-            # The row does not say which trial lacks a grade; the cell's view (checked out with the report) does.
-            view = trial_dir(project.runs_dir, item.spec, item.case, item.arm.name, item.k)
-            grade = view.read("grade.json")
-            if grade is None or grade.get("key") not in row["grade_keys"] or grade.get("outcome") != "pass":
-                out.add(item.name)
     return out
 
 

@@ -53,6 +53,7 @@ def project_at(root: str) -> Project:
         runlock.acquire(project.state_dir, what=" ".join(["skillmake", *(COMMAND or sys.argv[1:])])[:80],
                         on_wait=_say_waiting)
         fstree.remove_tree(project.work_dir)  # what killed runs left; no process of theirs may write there
+        project.store.begin_run()  # and the temp files of writes they never finished
         gone.remove_gone(project)  # the views and reports of specs that no longer exist
     return project
 

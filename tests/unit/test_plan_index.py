@@ -41,10 +41,12 @@ def test_the_index_serves_an_unchanged_record_file_and_nothing_else(tmp_path: Pa
     _run_all(project)
     first = plan_spec(project, spec).items[0]
     index = orjson.loads((project.state_dir / "index" / f"{spec.name}.json").read_bytes())
-    assert len(index[first.tkey.key]) == 6  # inode, size, mtime, outputs, agent time, workspace tree
+    # inode, size, mtime, outputs, agent time, workspace tree, the objects it names (each with its stat)
+    entry = index["trials"][first.tkey.key]
+    assert len(entry) == 7 and entry[6] and all(h in index["objects"] for h in entry[6])
     path = project.store.action_path(first.tkey.key)
     record = orjson.loads(path.read_bytes())
-    changed = dict(record["outputs"], output="sha256:" + "9" * 64)
+    changed = dict(record["outputs"], output=record["outputs"]["stderr"])  # another object the store has
     _rewrite_in_place(path, {"outputs": changed})
     assert plan_spec(project, spec).items[0].outputs == first.outputs  # from the index: the file looks the same
     os.utime(path, ns=(1, 1))
