@@ -9,7 +9,8 @@ from typing import Any
 from .canonical import digest_file
 from .errors import SkillmakeError
 from .model import Skill, Spec
-from .paths import LINK_HINT, link_problem, not_skill
+from .paths import LINK_HINT, link_problem
+from .skillscope import not_skill
 
 _memo: dict[tuple[str, int, int, int], str] = {}
 _memo_lock = threading.Lock()
@@ -28,7 +29,9 @@ def file_digest(path: str) -> str:
 
 
 def manifest(skill: Skill) -> dict[str, Any]:
-    """Every file of the skill (relative path → content digest); paths are relative so moves don't matter."""
+    """Every file of the skill (relative path → content digest); paths are relative so moves don't matter. What
+    is the skill and what is not (evals, results, caches beside it) is skillscope.not_skill's rule; a trial
+    stages exactly these files (staging.stage_skill), so what is hashed is what is installed."""
     if skill.kind == "none":
         return {"kind": "none", "files": {}}
     if skill.kind in ("command", "prompt"):

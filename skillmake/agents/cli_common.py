@@ -16,8 +16,9 @@ from typing import Any
 from .. import process
 from ..errors import SkillmakeError
 from ..model import AgentConfig
-from ..paths import LINK_HINT, link_problems, skill_ignore, within
+from ..paths import LINK_HINT, link_problems, within
 from ..settings import ProviderSettings, resolve_anthropic, resolve_openai
+from ..skillscope import skill_ignore
 from .base import AgentResult, Usage
 
 # The project-local install made by scripts/setup.sh (npm install --prefix .tools/npm ...).
