@@ -112,7 +112,7 @@ def run(file: str, *, output: str | None, force: bool) -> int:
         raise ImportRefused(f"{_shown(out, root)} already exists; not overwriting it",
                            "pass --force to replace it, or -o OUT to write elsewhere", EXIT_FAILED)
     imported = translate(seed, root=root, config=config, out=out, fmt=fmt)
-    text = imported.text(schema_ref=schema_ref(root, os.path.dirname(out)))
+    text = imported.text(schema_ref=schema_ref(root, os.path.dirname(out), skill=skill_folder(imported)))
     proven = _read_back(out, text, expected=imported.data)
     if proven is not None:  # a bug in the writer: never leave a file that says something else than the seed
         _say(f"skillmake import: internal error: the written YAML reads back differently at {proven}\n"
@@ -353,13 +353,26 @@ def _order(pointer: str) -> tuple[str, ...]:
 # ---- writing ------------------------------------------------------------------------------------------------
 
 
-def schema_ref(root: str, folder: str) -> str:
+def skill_folder(imported: Imported) -> str | None:
+    """The folder of the imported spec's skill (a SKILL.md folder; None for a command .md, a prompt or no skill)."""
+    rel = imported.data.get("skill")
+    if not isinstance(rel, str):
+        return None
+    path = os.path.normpath(os.path.join(os.path.dirname(imported.out), os.path.expanduser(rel)))
+    if os.path.basename(path) == "SKILL.md":
+        path = os.path.dirname(path)
+    return path if os.path.isfile(os.path.join(path, "SKILL.md")) else None
+
+
+def schema_ref(root: str, folder: str, *, skill: str | None = None) -> str:
     """The modeline's schema, as `skillmake init` points at it: the project's copy under schemas/ (written when
-    missing), else the schema's stable URL when someone else's file is there."""
+    missing), else the schema's stable URL when someone else's file is there, or when the copy would land inside
+    the skill's folder (caliper's layout: the project is the skill's folder): nothing is written into a skill."""
     from .scaffold import SCHEMA_FOLDER, SCHEMA_URL, write_schema
 
     schema = os.path.join(root, SCHEMA_FOLDER, SPEC)
-    if os.path.exists(schema) and not _ours(schema):
+    inside = skill is not None and os.path.realpath(schema).startswith(os.path.realpath(skill) + os.sep)
+    if (os.path.exists(schema) and not _ours(schema)) or (inside and not os.path.exists(schema)):
         return f"{SCHEMA_URL}{SPEC}"
     if not os.path.exists(schema):
         write_schema(SPEC, os.path.dirname(schema))
@@ -392,10 +405,6 @@ def _read_back(out: str, text: str, *, expected: dict[str, Any]) -> str | None:
 def next_step(imported: Imported, root: str) -> str:
     """Two specs of one name are both refused: say how to retire the seed without re-running anything."""
     seed = _shown(imported.seed, root)
-    if imported.fmt == "skill-creator":
-        # Deleting evals.json would make the rest of evals/ (staged files) part of the skill: its trials re-run.
-        return (f"next: keep {seed} out of the project's specs (add it to [tool.skillmake] exclude; removing it "
-                f"would make evals/ part of the skill), then `skillmake`: nothing re-runs")
     return f"next: remove {seed} (or add it to [tool.skillmake] exclude), then `skillmake`: nothing re-runs"
 
 

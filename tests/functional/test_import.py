@@ -102,8 +102,8 @@ def test_refusals_exit_as_documented(tmp_path: Path) -> None:
     root = tmp_path / "proj"
     p = Project.empty(root, {"skillmake.toml": 'agent = {kind = "command", command = ["cat"]}\n'})
     shutil.copytree(SEEDS / "clauditor" / "invalid", root / "bad")
-    broken = p.run(cmd=import_cmd("bad/regex_bad.eval.json"), check_views=False)
+    broken = p.run(cmd=import_cmd("bad/type_regexp.eval.json"), check_views=False)
     assert broken.code == 2 and "Traceback" not in broken.err
-    assert "bad/regex_bad.eval.json:" in broken.err and "nothing imported" in broken.err
+    assert "bad/type_regexp.eval.json:" in broken.err and "nothing imported" in broken.err
     missing = p.run(cmd=import_cmd("nope.json"), check_views=False)
     assert missing.code == 3 and "no file nope.json" in missing.err

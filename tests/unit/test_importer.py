@@ -211,12 +211,12 @@ def test_an_invalid_seed_gives_validates_errors_and_writes_nothing(tmp_path: Pat
     root = tmp_path / "proj"
     shutil.copytree(SEEDS / "clauditor" / "invalid", root)
     (root / "skillmake.toml").write_text(CONFIG)
-    seed = root / "regex_bad.eval.json"
+    seed = root / "type_regexp.eval.json"
     assert do_import(root, seed, monkeypatch) == 2
     err = capsys.readouterr().err
-    expected = (root / "regex_bad.expected").read_text()
+    expected = (root / "type_regexp.expected").read_text()
     assert err.startswith(expected.rsplit("\n", 2)[0])  # the very lines `skillmake validate` prints
-    assert not (root / "regex_bad.eval.yaml").exists()
+    assert not (root / "type_regexp.eval.yaml").exists()
 
 
 def test_a_native_spec_is_not_imported(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
