@@ -122,10 +122,27 @@ def _output(source: data.Source, links: Links, record: Mapping[str, Any]) -> str
         if text and _MARKDOWNISH.search(text):
             parts.append(f'<details><summary>output rendered as markdown</summary>'
                          f'{artifacts.preview("output.md", blob, url)}</details>')
+    parts.append(_stdout(source, links, record))
     files = outputs.get("files") or {}
     for name, file_digest in sorted(files.items()):
         parts.append(_file_preview(source, links, name, file_digest))
     return "".join(parts) or '<p class="mute">no output</p>'
+
+
+def _stdout(source: data.Source, links: Links, record: Mapping[str, Any]) -> str:
+    """What a command agent printed, when the graded output is something else (the files `output_files`
+    captured): shown beside them, so a baseline that printed its answer and wrote no file is not "(empty output)".
+    A CLI agent's stdout is its event stream, which the transcript shows."""
+    outputs = record.get("outputs") or {}
+    digest = outputs.get("stdout")
+    if (record.get("agent") or {}).get("kind") != "command" or not digest or digest == outputs.get("output"):
+        return ""
+    blob = data.blob(source, digest)
+    if blob is None or not blob.strip() or blob == data.blob(source, outputs.get("output")):
+        return ""
+    url = links.file(str(digest), "txt" if artifacts.as_text(blob) is not None else "bin")
+    return (f'<h4>stdout <span class="mute">(what the agent printed)</span></h4>'
+            f'{artifacts.preview("stdout.txt", blob, url)}')
 
 
 def _workspace(source: data.Source, links: Links, record: Mapping[str, Any], staged: Mapping[str, str]) -> str:

@@ -126,3 +126,19 @@ def test_a_deleted_specs_views_and_reports_go_and_the_viewer_lists_only_live_spe
         assert sorted(p.name for p in (state / folder).iterdir() if not p.name.startswith(".")) == sorted(
             ["alpha", *(["linked"] if folder == "runs" else ["mine"])])
     assert (outside / "keep").is_dir()
+
+
+# -- the viewer shows the agent's stdout beside the captured files ---------------------------------------------------
+
+def test_the_viewer_shows_stdout_beside_the_captured_files(tmp_path: Path) -> None:
+    agent = ("import os, pathlib\nprint('PRINTED-BY-THE-' + os.environ['SKILLMAKE_ARM'].upper())\n"
+             "if os.environ.get('SKILLMAKE_SKILL'): pathlib.Path('out.txt').write_text('FILE-TEXT')\n")
+    spec = ("skill: skills/s\nagent: {kind: command, command: [python3, agent.py]}\nbaseline: true\ncases:\n"
+            "  - id: c\n    prompt: go\n    output_files: [out.txt]\n    checks: [{type: contains, needle: FILE}]\n")
+    project = Project.empty(tmp_path / "proj", {"agent.py": agent, "s.eval.yaml": spec,
+                                                "skills/s/SKILL.md": "---\nname: s\ndescription: d\n---\nbody\n"})
+    assert project.run().code == 0  # the baseline wrote no file (and fails: measured, not gated)
+    assert project.run("view", "--export", str(tmp_path / "site")).code == 0
+    pages = "".join(p.read_text() for p in (tmp_path / "site").rglob("*.html"))
+    assert "PRINTED-BY-THE-WITHOUT_SKILL" in pages  # the baseline printed it: not "(empty output)" alone
+    assert "PRINTED-BY-THE-WITH_SKILL" in pages and "FILE-TEXT" in pages
