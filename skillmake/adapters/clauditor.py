@@ -234,8 +234,8 @@ class ClauditorAdapter:
             origin["/thresholds"] = "/grade_thresholds" if "grade_thresholds" in data else ""
             origin["/thresholds/min_stability"] = "/variance/min_stability" if "min_stability" in variance else ""
         triggers = data.get("trigger_tests")
-        if triggers:
-            native["trigger_tests"] = triggers
+        if triggers:  # clauditor reads these two lists and ignores any other key
+            native["trigger_tests"] = {k: v for k, v in triggers.items() if k in _TRIGGER_KEYS}
             origin["/trigger_tests"] = "/trigger_tests"
             notes.append("trigger_tests run as trigger trials (3 runs per query, threshold 0.5) on claude-code or "
                          "codex; see docs/triggers.md")
@@ -255,12 +255,24 @@ def _unit(value: Any) -> float:
 
 
 def _criteria(criteria: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [{"id": c["id"], "criterion": c["criterion"]} for c in criteria]
+    # clauditor takes a blank criterion (loader.warnings says so): the judge is shown that it is blank.
+    return [{"id": c["id"], "criterion": c["criterion"] if c["criterion"].strip() else "(a blank criterion)"}
+            for c in criteria]
+
+
+_TRIGGER_KEYS = ("should_trigger", "should_not_trigger")
+_CHECK_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]*")  # the native check id (schemas/spec.schema.json)
 
 
 def _checks(assertions: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """clauditor's assertions as native checks that count as clauditor counts (clauditor_assertions.py)."""
     checks = [native_check(a) for a in assertions]
+    taken = {c["id"] for c in checks if _CHECK_ID.fullmatch(c.get("id", ""))}
+    for i, check in enumerate(checks):  # clauditor takes any id; a native check id names report rows
+        if "id" in check and not _CHECK_ID.fullmatch(check["id"]):
+            base = re.sub(r"[^A-Za-z0-9_.:-]+", "-", check["id"]).strip("-_.:") or "assertion"
+            check["id"] = base if base not in taken else f"{base}-{i}"
+            taken.add(check["id"])
     lows = [c["length"] for c in checks if c["type"] == "min_length"]
     for check in checks:  # min_length above a max_length: clauditor runs both (one fails); native rules refuse the pair
         if check["type"] == "max_length" and lows and max(lows) > check["length"]:
@@ -273,7 +285,7 @@ def _sections(sections: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """clauditor's sections with its default written out (a field is required unless it says `required: false`),
     and each field's format as clauditor matches it: its own registry's pattern, in full."""
     def field(f: dict[str, Any]) -> dict[str, Any]:
-        out = {"required": _FIELD_REQUIRED, **{k: f[k] for k in ("id", "name", "required") if k in f}}
+        out: dict[str, Any] = {"required": _FIELD_REQUIRED, **{k: f[k] for k in ("id", "name", "required") if k in f}}
         if isinstance(f.get("format"), str) and f["format"] in CLAUDITOR_FORMATS:
             out["format"] = field_format(f["format"])
         return out

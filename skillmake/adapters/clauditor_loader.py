@@ -88,6 +88,9 @@ def warnings(data: dict[str, Any]) -> list[str]:
     if bounds["min_length"] and bounds["max_length"] and max(bounds["min_length"]) > min(bounds["max_length"]):
         out.append(f"{WARNING}min_length {max(bounds['min_length'])} is above max_length "
                    f"{min(bounds['max_length'])}: no output can pass both")
+    for c, criterion in enumerate(data.get("grading_criteria") or ()):
+        if isinstance(criterion.get("criterion"), str) and not criterion["criterion"].strip():
+            out.append(f"{WARNING}/grading_criteria/{c}/criterion is blank: the judge has nothing to grade it on")
     if not (data.get("assertions") or data.get("sections") or data.get("grading_criteria")):
         out.append(f"{WARNING}nothing to grade: no assertions, sections or grading_criteria (clauditor's grade "
                    "refuses such a spec; its validate passes every run)")

@@ -71,13 +71,15 @@ def test_without_test_args_the_skill_runs_with_none(tmp_path: Path) -> None:
 
 def test_variance_thresholds_and_settings(tmp_path: Path) -> None:
     data = _translate(tmp_path, {
-        "assertions": [{"type": "has_urls"}], "variance": {"n_runs": 5, "min_stability": 0.8},
-        "grade_thresholds": {"min_pass_rate": 0.7, "min_mean_score": 0.5}, "timeout": 600,
+        "assertions": [{"id": "u", "type": "has_urls"}], "variance": {"n_runs": 5, "min_stability": 0.9},
+        "grading_criteria": [{"id": "c", "criterion": "ok?"}], "grade_thresholds": {"min_pass_rate": 0.6},
+        "timeout": 600,
         "sync_tasks": True, "allow_hang_heuristic": False, "system_prompt": "be careful",
         "trigger_tests": {"should_trigger": ["a"], "should_not_trigger": ["b"]},
         "output_file": "out.md", "output_files": ["research/*.md"], "description": "d"})
-    assert data["trials"] == 5
-    assert data["thresholds"] == {"min_pass_rate": 0.7, "min_mean_score": 0.5, "min_stability": 0.8}
+    assert "trials" not in data  # clauditor's grade and validate run once; n_runs is read by neither
+    # clauditor's defaults fill what grade_thresholds leaves out (min_mean_score 0.5)
+    assert data["thresholds"] == {"min_pass_rate": 0.6, "min_mean_score": 0.5, "min_stability": 0.9}
     assert data["agent"] == {"kind": "codex", "sync_tasks": True, "allow_hang_heuristic": False}
     assert (data["timeout"], data["system_prompt"], data["description"]) == (600, "be careful", "d")
     assert data["trigger_tests"] == {"should_trigger": ["a"], "should_not_trigger": ["b"]}
@@ -149,7 +151,7 @@ def test_the_skill_is_found_by_placement(tmp_path: Path) -> None:
 
 def test_no_skill_beside_the_spec_is_an_error_at_its_top(tmp_path: Path) -> None:
     spec = tmp_path / "lost.eval.json"
-    spec.write_text('{"assertions": [{"type": "has_urls"}]}')
+    spec.write_text('{"assertions": [{"id": "u", "type": "has_urls"}]}')
     with pytest.raises(SpecErrors, match=r"lost.eval.json:1:1 /: no skill for this clauditor spec"):
         load_spec(str(spec), root=str(tmp_path))
 
@@ -157,18 +159,19 @@ def test_no_skill_beside_the_spec_is_an_error_at_its_top(tmp_path: Path) -> None
 def test_errors_in_the_translation_land_on_the_seed_lines(tmp_path: Path) -> None:
     (tmp_path / "greet.md").write_text("x")
     spec = tmp_path / "greet.eval.json"
-    spec.write_text('{\n  "skill_name": "greet",\n  "assertions": [\n    {"type": "regex", "pattern": "("}\n  ]\n}\n')
+    spec.write_text('{\n  "skill_name": "greet",\n  "assertions": [\n    {"id": "a", "type": "regex", "pattern": "x"}'
+                    '\n  ],\n  "input_files": ["nope.csv"]\n}\n')
     with pytest.raises(SpecErrors) as caught:
         load_spec(str(spec), root=str(tmp_path))
     (error,) = caught.value.errors
     assert error.loc is not None
-    assert (error.loc.line, error.loc.col, error.loc.pointer) == (4, 34, "/assertions/0/pattern")
+    assert (error.loc.line, error.loc.col, error.loc.pointer) == (6, 19, "/input_files/0")
 
 
 def test_the_reference_examples_load(tmp_path: Path) -> None:
     spec = load_spec(str(SEEDS / "commands/.claude/commands/find-kid-activities.eval.json"),
                      root=str(SEEDS / "commands"))
-    assert (spec.skill.kind, spec.skill.name, spec.trials) == ("command", "find-kid-activities", 5)
+    assert (spec.skill.kind, spec.skill.name, spec.trials) == ("command", "find-kid-activities", 1)
     (case,) = spec.cases
     assert [c.label for c in case.checks] == ["contains_venues", "has_entries_3", "has_urls_3", "min_length_500",
                                               "no_error"]

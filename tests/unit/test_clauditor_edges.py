@@ -22,6 +22,8 @@ NO_CLAUDE = {"PATH": "/nonexistent"}
 
 def _errors(tmp_path: Path, data: dict[str, Any], name: str = "greet.eval.json") -> list[tuple[str, str, str]]:
     spec = tmp_path / name
+    # clauditor requires an id on every assertion: given here, so each test sees only the error it is about
+    data = {**data, "assertions": [{"id": f"a{i}", **a} for i, a in enumerate(data.get("assertions", []))]}
     spec.write_text(json.dumps(data, indent=2))
     return [(e.loc.pointer if e.loc else "", e.message, e.hint or "")
             for e in spec_errors(read_source(str(spec)), "clauditor.schema.json")]
@@ -51,7 +53,7 @@ def test_eval_json_is_named_after_its_skill_folder(tmp_path: Path) -> None:
 
 def test_eval_json_loads_with_the_skill_folder_as_its_skill_spec_and_case_name(tmp_path: Path) -> None:
     folder = _skill(tmp_path / "skills" / "greet")
-    (folder / "eval.json").write_text(json.dumps({"test_args": "--x", "assertions": [{"type": "has_urls"}]}))
+    (folder / "eval.json").write_text(json.dumps({"test_args": "--x", "assertions": [{"id": "u", "type": "has_urls"}]}))
     spec = load_spec(str(folder / "eval.json"), root=str(tmp_path),
                      default_agent={"kind": "command", "command": ["true"]})
     assert (spec.name, spec.skill.name, spec.format) == ("greet", "greet", "clauditor")
@@ -60,7 +62,7 @@ def test_eval_json_loads_with_the_skill_folder_as_its_skill_spec_and_case_name(t
 
 def test_a_dirname_eval_json_in_the_skill_folder_is_named_after_it(tmp_path: Path) -> None:
     folder = _skill(tmp_path / "skills" / "greet")
-    (folder / "greet.eval.json").write_text(json.dumps({"assertions": [{"type": "has_urls"}]}))
+    (folder / "greet.eval.json").write_text(json.dumps({"assertions": [{"id": "u", "type": "has_urls"}]}))
     spec = load_spec(str(folder / "greet.eval.json"), root=str(tmp_path),
                      default_agent={"kind": "command", "command": ["true"]})
     assert (spec.name, spec.skill.name, [c.id for c in spec.cases]) == ("greet", "greet", ["greet"])
@@ -106,9 +108,10 @@ def test_value_beside_its_replacement_is_still_refused(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("data", "message"), [
-    ({"assertions": [{"type": "has_urls"}], "harness": "claude"}, "'claude' is not a harness"),
-    ({"assertions": [{"type": "has_urls"}], "transport": "http"}, "'http' is not a transport"),
-    ({"assertions": [{"type": "has_urls"}], "grading_provider": "claude"}, "'claude' is not a grading provider"),
+    ({"assertions": [{"id": "u", "type": "has_urls"}], "harness": "claude"}, "'claude' is not a harness"),
+    ({"assertions": [{"id": "u", "type": "has_urls"}], "transport": "http"}, "'http' is not a transport"),
+    ({"assertions": [{"id": "u", "type": "has_urls"}], "grading_provider": "claude"},
+     "'claude' is not a grading provider"),
     ({"assertions": [{"type": "regexp", "pattern": "x"}]}, "'regexp' is not an assertion type"),
 ])
 def test_enum_errors_name_what_the_value_should_be(tmp_path: Path, data: dict[str, Any], message: str) -> None:
@@ -175,7 +178,7 @@ def _translate(tmp_path: Path, data: dict[str, Any], environ: dict[str, str]) ->
 def test_an_invalid_variable_is_one_error_at_the_top_naming_it_and_its_values(tmp_path: Path, var: str,
                                                                              allowed: str) -> None:
     with pytest.raises(SpecErrors) as caught:
-        _translate(tmp_path, {"assertions": [{"type": "has_urls"}]}, {var: "bogus", **NO_CLAUDE})
+        _translate(tmp_path, {"assertions": [{"id": "u", "type": "has_urls"}]}, {var: "bogus", **NO_CLAUDE})
     [error] = caught.value.errors
     assert error.loc is not None and (error.loc.line, error.loc.col, error.loc.pointer) == (1, 1, "")
     assert error.message.startswith(f"${var} is 'bogus', not a ") and error.message.endswith(f"accepts {allowed})")
@@ -184,21 +187,21 @@ def test_an_invalid_variable_is_one_error_at_the_top_naming_it_and_its_values(tm
 
 def test_an_invalid_variable_is_located_at_the_key_it_overrides(tmp_path: Path) -> None:
     with pytest.raises(SpecErrors) as caught:
-        _translate(tmp_path, {"assertions": [{"type": "has_urls"}], "harness": "codex"},
+        _translate(tmp_path, {"assertions": [{"id": "u", "type": "has_urls"}], "harness": "codex"},
                    {"CLAUDITOR_HARNESS": "claude", **NO_CLAUDE})
     [error] = caught.value.errors
-    assert error.loc is not None and (error.loc.line, error.loc.pointer) == (7, "/harness")
+    assert error.loc is not None and (error.loc.line, error.loc.pointer) == (8, "/harness")
 
 
 def test_every_invalid_variable_is_reported_at_once(tmp_path: Path) -> None:
     env = {"CLAUDITOR_HARNESS": "x", "CLAUDITOR_TRANSPORT": "y", "CLAUDITOR_GRADING_PROVIDER": "z", **NO_CLAUDE}
     with pytest.raises(SpecErrors) as caught:
-        _translate(tmp_path, {"assertions": [{"type": "has_urls"}]}, env)
+        _translate(tmp_path, {"assertions": [{"id": "u", "type": "has_urls"}]}, env)
     assert len(caught.value.errors) == 3
 
 
 def test_an_empty_variable_is_unset(tmp_path: Path) -> None:
-    data = _translate(tmp_path, {"assertions": [{"type": "has_urls"}], "harness": "claude-code"},
+    data = _translate(tmp_path, {"assertions": [{"id": "u", "type": "has_urls"}], "harness": "claude-code"},
                       {"CLAUDITOR_HARNESS": " ", "CLAUDITOR_TRANSPORT": "", **NO_CLAUDE}).data
     assert data["agent"]["kind"] == "claude-code"
 
