@@ -136,3 +136,14 @@ def test_an_input_file_edited_during_a_run_never_caches_its_results_under_the_ol
     again = p.run()
     assert again.agent_calls == 12 - len(outputs)
     assert all("F2" not in o for o in _outputs(p.root))
+
+
+def test_an_agent_program_edited_during_a_run_never_caches_its_results_under_the_old_key(tmp_path: Path) -> None:
+    p = Project.empty(tmp_path / "proj", {"slow.py": SLOW, "fixture.txt": "F1\n", "iter.eval.yaml": SPEC,
+                                          "skills/iter/SKILL.md": "---\nname: iter\ndescription: d\n---\nITER=AAA\n"})
+    _edit_during_run(p, "slow.py", "print(line[0]", "print('EDITED', line[0]")
+    outputs = _outputs(p.root)
+    assert all("EDITED" not in o for o in outputs), outputs
+    again = p.run()
+    assert again.agent_calls == 12 - len(outputs)
+    assert all("EDITED" not in o for o in _outputs(p.root))
