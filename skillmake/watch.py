@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from types import FrameType
 
 from .errors import EXIT_OK, EXIT_USAGE, SkillmakeError
+from .model import AgentConfig
 from .spec import SPEC_SUFFIXES
 
 POLL_S = 0.1  # how often the watched files are stat'ed
@@ -86,7 +87,25 @@ def targets(root: str) -> Targets:
         for case in spec.cases:
             for item in case.input_files:
                 (trees if os.path.isdir(item.source) else files).add(item.source)
+            # The files the grade key reads: a check's script and its schema file.
+            files.update(os.path.join(spec.folder, str(c.raw[key])) for c in case.checks
+                         for key in ("script", "schema_file") if key in c.raw)
+        # The files the trial keys read: each arm's agent program (a script beside the spec), and the trigger
+        # agent's; and the distractors whose names and descriptions the trigger keys hold.
+        agents = [arm.agent for arm in spec.arms]
+        if spec.trigger_tests is not None:
+            agents.append(spec.trigger_tests.agent)
+            files.update(d.source for d in spec.trigger_tests.distractors if d.source)
+        for agent in agents:
+            files.update(command_files(agent, spec.folder))
     return Targets(files=tuple(sorted(files)), trees=tuple(sorted(trees)))
+
+
+def command_files(agent: AgentConfig, folder: str) -> list[str]:
+    """The agent's program files beside the spec, as the trial key finds them (keys.command_files)."""
+    from .keys import command_files as digests
+
+    return [os.path.join(folder, arg) for arg in digests(agent, folder)]
 
 
 def _walk(folder: str) -> list[str]:

@@ -142,3 +142,17 @@ def test_the_viewer_shows_stdout_beside_the_captured_files(tmp_path: Path) -> No
     pages = "".join(p.read_text() for p in (tmp_path / "site").rglob("*.html"))
     assert "PRINTED-BY-THE-WITHOUT_SKILL" in pages  # the baseline printed it: not "(empty output)" alone
     assert "PRINTED-BY-THE-WITH_SKILL" in pages and "FILE-TEXT" in pages
+
+
+# -- watch sees every file the keys read -----------------------------------------------------------------------------
+
+def test_watch_watches_the_agents_script_and_the_check_scripts_the_keys_read(tmp_path: Path) -> None:
+    from skillmake.watch import targets
+
+    project = Project(tmp_path / "proj")
+    project.write("checks/ok.py", "assert True\n")
+    project.replace("alpha.eval.yaml", "checks: [{type: contains, needle: ONE}]",
+                    "checks: [{type: contains, needle: ONE}, {type: python, script: checks/ok.py}]")
+    watched = targets(str(project.root))
+    assert str(project.root / "agent.py") in watched.files  # in every trial key as agent setting program_files
+    assert str(project.root / "checks" / "ok.py") in watched.files  # in the grade key
