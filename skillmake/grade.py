@@ -130,10 +130,13 @@ def _judge_trial(project: Project, spec: Spec, case: Case, trial: dict[str, Any]
         return [], None, Usage(), "error", "the trial's stored outputs are missing; it will re-run", 0
     text = text_bytes.decode("utf-8", "replace")
     present = {name: data for name, data in files.items() if data is not None}
-    from .checks import CheckContext, run_checks
+    from .checks import CheckContext, run_check
 
-    expectations = run_checks(case.checks, CheckContext(output=text, files=present, workspace=workspace,
-                                                        spec_folder=spec.folder))
+    ctx = CheckContext(output=text, files=present, workspace=workspace, spec_folder=spec.folder)
+    # Checks the trial ran before its cleanup (trial._checks_before_cleanup) keep the verdicts they got there.
+    early = {e["id"]: e for e in trial.get("checks_before_cleanup") or []}
+    expectations = [dict(early[check.label]) if check.label in early else run_check(check, ctx)
+                    for check in case.checks]
     usage, error, calls = Usage(), None, 0
     scores = [1.0 if e["passed"] else 0.0 for e in expectations]
     if case.has_judge:

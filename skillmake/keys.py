@@ -75,6 +75,11 @@ class KeyMaker:
             # ran before have another key.
             fragment["cleanup"] = case.cleanup
             fragment["cleanup_after_keep"] = True
+            early = [_check_raw(spec, check) for check in case.checks if check.type == "python"]
+            if early:
+                # caliper runs a task's assert before its cleanup, over whatever the task changed (files outside
+                # the workspace too): the trial runs them, so they are part of what it does.
+                fragment["checks_before_cleanup"] = early
         if arm.agent.kind in API_AGENTS:
             skill = spec.skill if arm.skill and spec.skill.present else None
             fragment["system_prompt"] = resolve_system_prompt(spec, skill, self.root)
@@ -135,15 +140,18 @@ def command_files(agent: AgentConfig, spec_folder: str) -> dict[str, str]:
     return out
 
 
+def _check_raw(spec: Spec, check: Any) -> dict[str, Any]:
+    """A check as written, with the digests of the files it reads (a script, a schema file)."""
+    raw = dict(check.raw)
+    for key in ("schema_file", "script"):
+        if key in raw:
+            raw[f"{key}_digest"] = file_digest(os.path.join(spec.folder, raw[key]))
+    return raw
+
+
 def grade_part(spec: Spec, case: Case) -> Part:
     """The case's grade fragment: checks (with the files they read), rubric, expectations, criteria, sections."""
-    checks = []
-    for check in case.checks:
-        raw = dict(check.raw)
-        for key in ("schema_file", "script"):
-            if key in raw:
-                raw[f"{key}_digest"] = file_digest(os.path.join(spec.folder, raw[key]))
-        checks.append(raw)
+    checks = [_check_raw(spec, check) for check in case.checks]
     return part({
         "checks_version": CHECKS_VERSION, "checks": checks, "rubric": case.rubric,
         "pass_threshold": case.pass_threshold or spec.judge.pass_threshold,

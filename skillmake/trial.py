@@ -173,10 +173,11 @@ def run_in(project: Project, spec: Spec, case: Case, arm: Arm, k: int, tkey: Tri
     # What is kept (and what python checks read) is the workspace as the task left it; cleanup runs after, as in
     # caliper, where a task's assert sees its files before cleanup removes them.
     tree, tree_note = snapshot(tdir.workspace, store.put)
+    text = output_text(case, result.output, files) if result.outcome == "completed" else result.output
+    early = _checks_before_cleanup(spec, case, result.outcome, text, files, str(tdir.workspace))
     if case.cleanup:
         process.run(case.cleanup, cwd=str(tdir.workspace), env=env, timeout=timeout, shell=True)
     duration_ms = (time.monotonic() - t0) * 1000
-    text = output_text(case, result.output, files) if result.outcome == "completed" else result.output
     outputs: dict[str, Any] = {
         "output": store.put(text.encode("utf-8")),
         "stdout": store.put(result.stdout),
@@ -199,6 +200,8 @@ def run_in(project: Project, spec: Spec, case: Case, arm: Arm, k: int, tkey: Tri
                                         + "; ".join(captured.skipped[:3]) if captured.skipped else None),
         "run_id": run_id,
     }
+    if early is not None:
+        record["checks_before_cleanup"] = early
     if result.outcome in CACHEABLE:
         if replacing is not None:  # a resample that failed to produce a result leaves the stored one in place
             keep_replaced(project, replacing)
@@ -207,6 +210,19 @@ def run_in(project: Project, spec: Spec, case: Case, arm: Arm, k: int, tkey: Tri
     else:
         store.put_attempt(record, schema=TRIAL_SCHEMA)
     return record
+
+
+def _checks_before_cleanup(spec: Spec, case: Case, outcome: str, text: str, files: dict[str, bytes],
+                           workspace: str) -> list[dict[str, Any]] | None:
+    """A case with a cleanup runs its python checks (caliper's assert) before the cleanup, as caliper does: they
+    see what the task left, outside the workspace too (caliper's own example asserts on /tmp/out.txt, which its
+    cleanup removes). Their verdicts are the trial's; the grade takes them as they are (grade.py)."""
+    early = [check for check in case.checks if check.type == "python"]
+    if not case.cleanup or not early or outcome != "completed":
+        return None
+    from .checks import CheckContext, run_checks
+
+    return run_checks(early, CheckContext(output=text, files=files, workspace=workspace, spec_folder=spec.folder))
 
 
 def _setup(case: Case, workspace: Any, env: dict[str, str], timeout: float) -> AgentResult | None:

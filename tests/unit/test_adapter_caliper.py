@@ -48,7 +48,7 @@ def test_bad_examples_fail(path: Path) -> None:
 def test_caliper_files_are_told_apart_by_content(path: Path) -> None:
     data = read_source(str(path)).data
     expected = None if path.name.endswith("-native.eval.yaml") else "caliper"
-    assert foreign_format(frozenset(data), str(path)) == expected
+    assert foreign_format(frozenset(data), str(path), data) == expected
 
 
 def test_task_ids_are_caliper_s_automatic_ones() -> None:
