@@ -79,19 +79,22 @@ class Project(StateFolders):
     def open(cls, root: str, *, files: list[str] | None = None) -> Project:
         """Load the project at `root`. Raise ConfigErrors for a broken configuration, NoSpecs when the project
         has no spec (and then create nothing: no .skillmake/ where there is nothing to run)."""
+        from .parsecache import ParseCache
         from .validate import validate_files
 
         root = os.path.abspath(root)
         config = load_config(root)
         state = Path(config.state_dir)
         cache = _SchemaCache(state / "schema-valid.json")
-        result = validate_files(files, root=root, schema_valid=cache.digests, config=config)
+        parsed = ParseCache(state / "parsed")  # written below, once the state folder may be made
+        result = validate_files(files, root=root, schema_valid=cache.digests, config=config, parsed=parsed)
         if result.no_specs is not None:
             raise result.no_specs
         overrides.check()  # a bad $SKILLMAKE_TRIALS is a usage error before anything is created
         state.mkdir(parents=True, exist_ok=True)
         _ignore_file(state)
         cache.save()
+        parsed.save()
         project = cls(root=root, store=Store(config.content_store), state_dir=state, keys=KeyMaker(root),
                       config=config, skipped=result.skipped, spec_files=result.files)
         for spec in result.specs:

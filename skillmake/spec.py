@@ -4,9 +4,10 @@ the schema cannot express (rules.py), and build the frozen model."""
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import trigger_spec
 from .adapters.detect import foreign_format
@@ -29,6 +30,9 @@ from .rules import Rules
 from .schema import spec_errors
 from .source import Source, read_source
 
+if TYPE_CHECKING:
+    from .parsecache import ParseCache
+
 SPEC_SUFFIXES = (".eval.yaml", ".eval.yml", ".eval.json")
 _CHECK_COMMON = ("type", "id", "name", "file")
 
@@ -42,7 +46,7 @@ def spec_name_of(path: str) -> str:
 
 
 def load_spec(path: str, *, root: str | None = None, schema_valid: set[str] | None = None,
-              default_agent: Mapping[str, Any] | None = None) -> Spec:
+              default_agent: Mapping[str, Any] | None = None, parsed: ParseCache | None = None) -> Spec:
     """Load and fully check one spec; raise SpecErrors listing every problem found, in one run.
 
     The schema and the rules it cannot express (rules.py) both run, the rules over every part of the spec
@@ -50,10 +54,11 @@ def load_spec(path: str, *, root: str | None = None, schema_valid: set[str] | No
 
     `schema_valid` is a set of digests of spec texts already known to pass the schema (the schema
     check is a pure function of the text): a hit skips it, a pass is added. The rules that look at
-    other files (fixtures, the skill) always run.
+    other files (fixtures, the skill) always run. `parsed`: parses kept by content (parsecache.py), so an
+    unchanged file is not parsed again.
     """
     shown = os.path.relpath(path, root) if root else path
-    src = read_source_collecting(path, shown)
+    src = read_source_collecting(path, shown, parsed)
     fmt = foreign_format(frozenset(src.data), path, src.data)
     if fmt is not None:
         return _load_seed(fmt, src, path, shown, root=root, default_agent=default_agent)
@@ -163,13 +168,8 @@ _SCHEMA_RULES = b"schema-rules:2 strict-integers finite-numbers\n"
 
 def _file_digest(path: str) -> str | None:
     """sha256 of the schema rules, the spec schema and the spec file's bytes together."""
-    import hashlib
-
-    from .schema import SPEC, schema_path
-
     try:
-        with open(schema_path(SPEC), "rb") as f:
-            h = hashlib.sha256(_SCHEMA_RULES + f.read())
+        h = _schema_hash().copy()
         with open(path, "rb") as f:
             h.update(f.read())
     except OSError:
@@ -177,9 +177,20 @@ def _file_digest(path: str) -> str | None:
     return h.hexdigest()
 
 
-def read_source_collecting(path: str, shown: str) -> Source:
+@functools.cache
+def _schema_hash() -> Any:
+    """sha256 of the schema rules and the spec schema, once per process (finding the schema costs ~2 ms)."""
+    import hashlib
+
+    from .schema import SPEC, schema_path
+
+    with open(schema_path(SPEC), "rb") as f:
+        return hashlib.sha256(_SCHEMA_RULES + f.read())
+
+
+def read_source_collecting(path: str, shown: str, parsed: ParseCache | None = None) -> Source:
     try:
-        src = read_source(path)
+        src = parsed.read(path) if parsed is not None else read_source(path)
     except SpecError as exc:
         lenient = _caliper_with_duplicates(path, exc)
         if lenient is not None:

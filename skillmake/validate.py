@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .config import Config, ConfigErrors, load_config
 from .discovery import Discovery, Head, NoSpecs, read_head, scan, skipped_note
 from .errors import Location, SpecError, SpecErrors
 from .model import Spec
 from .spec import load_spec
+
+if TYPE_CHECKING:
+    from .parsecache import ParseCache
 
 _UNSUPPORTED_HINT = ("reading {fmt} specs is not supported yet (docs/formats.md maps its fields onto a skillmake "
                      "spec); a run of the project skips this file")
@@ -34,7 +37,7 @@ class Validation:
 
 
 def validate_files(paths: list[str] | None, *, root: str, schema_valid: set[str] | None = None,
-                   config: Config | None = None) -> Validation:
+                   config: Config | None = None, parsed: ParseCache | None = None) -> Validation:
     """Validate `paths` (or every spec of the project at `root`), never raising for bad input.
 
     Spec names name tasks and report folders, so a name two spec files share is an error at both, also when
@@ -42,7 +45,8 @@ def validate_files(paths: list[str] | None, *, root: str, schema_valid: set[str]
     cheaply, without validating them). Files in other tools' formats found by the search are skipped
     (`skipped`); named explicitly, they are an error saying what they are.
 
-    `schema_valid`: digests of spec texts known to pass the schema (see spec.load_spec)."""
+    `schema_valid`: digests of spec texts known to pass the schema, `parsed`: parses kept by content (see
+    spec.load_spec)."""
     root = os.path.abspath(root)
     try:
         config = config or load_config(root)
@@ -64,7 +68,8 @@ def validate_files(paths: list[str] | None, *, root: str, schema_valid: set[str]
             result.errors.append(_foreign_error(head, root))
             continue
         try:
-            result.specs.append(load_spec(path, root=root, schema_valid=schema_valid, default_agent=config.agent))
+            result.specs.append(load_spec(path, root=root, schema_valid=schema_valid, default_agent=config.agent,
+                                           parsed=parsed))
         except SpecErrors as exc:
             result.errors.extend(exc.errors)
     others = {} if found else _other_heads(root, config, files)
