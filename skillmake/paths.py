@@ -5,33 +5,10 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable
+
+from .skillscope import SKILL_SKIP, not_skill, skill_ignore  # noqa: F401 (re-exported: the rule of what a skill is)
 
 ALLOWED_ROOTS_VAR = "SKILLMAKE_ALLOWED_ROOTS"
-# Never part of a skill: not hashed, not validated, not installed.
-SKILL_SKIP = frozenset({".git", "__pycache__", ".DS_Store", "node_modules", ".skillmake"})
-_EVAL_SUFFIXES = (".eval.yaml", ".eval.yml", ".eval.json", ".promotion.json")  # specs and their states
-
-
-def not_skill(folder: str, name: str, *, top: str) -> bool:
-    """Whether the entry `name` of `folder`, inside the skill folder `top`, is not part of the skill: VCS and
-    caches, skillmake's store, and the evals written about the skill — spec files (clauditor keeps
-    `SKILL.eval.json`, caliper its `.eval.yaml`, in the skill's folder) and skill-creator's `evals/` folder. They
-    are neither hashed nor installed: editing an eval is not a skill edit, and the agent never reads the
-    expected answers."""
-    if name in SKILL_SKIP or name.endswith(_EVAL_SUFFIXES):
-        return True
-    if name == "eval.json" and os.path.isfile(os.path.join(folder, "SKILL.md")) and os.path.samefile(folder, top):
-        return True  # clauditor's eval.json at the top of a SKILL.md folder
-    return (name == "evals" and os.path.samefile(folder, top)
-            and os.path.isfile(os.path.join(folder, name, "evals.json")))
-
-
-def skill_ignore(top: str) -> Callable[[str, list[str]], set[str]]:
-    """`shutil.copytree`'s ignore for installing the skill folder `top` (see not_skill)."""
-    def ignore(folder: str, names: list[str]) -> set[str]:
-        return {n for n in names if not_skill(folder, n, top=top)}
-    return ignore
 MAX_NAME = 128  # a spec name, case id or arm name is a folder name in .skillmake/ and in task names
 _SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 SAFE_NAME_RULE = "letters, digits, '_', '.', '-', starting with a letter or digit"
