@@ -121,7 +121,7 @@ def _main(args: list[str]) -> int:
         from .commands.output import write_output
 
         # Whatever the verdict, as caliper saves its results: the file is what the run found.
-        write_output(inv.output)
+        write_output(inv.output, judge_strategy=inv.caliper_judge or "autorater")
     return code
 
 

@@ -134,6 +134,7 @@ class Invocation:
     clauditor: Mapping[str, Any] = field(default_factory=dict)  # clauditor's flags: harness, transport, …
     no_api_key: bool = False  # clauditor's --no-api-key: claude-code trials get no API key
     output: str | None = None  # caliper's --output FILE: this run's reports, written there as one JSON file
+    caliper_judge: str | None = None  # caliper's --judge MODE as given (its results file's run.judge_strategy)
 
 
 def parse(argv: Sequence[str], *, doit_commands: Callable[[], Mapping[str, tuple[Opt, ...]]]) -> Invocation:
@@ -223,7 +224,8 @@ def _run_fields(values: dict[str, Any]) -> dict[str, Any]:
     return {"k": values.get("k"), "tags": tuple(tags), "failed": bool(values.get("failed")),
             "resample": bool(values.get("resample")), "overrides": overrides, "jobs": jobs,
             "baseline": bool(values.get("baseline")), "specs": tuple(values.get("specs") or ()),
-            "clauditor": clauditor, "no_api_key": bool(values.get("no_api_key"))}
+            "clauditor": clauditor, "no_api_key": bool(values.get("no_api_key")),
+            "caliper_judge": str(judge).strip() if judge is not None else None}
 
 
 def parse_options(tokens: list[str], table: Sequence[Opt], *, keep_unknown: bool = False,
