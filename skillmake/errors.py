@@ -123,7 +123,11 @@ def did_you_mean(word: str, choices: Iterable[str], *, quote: bool = True) -> st
     """"; did you mean 'x'?" for the closest of `choices` to a mistyped `word`, or "" when none is close."""
     import difflib
 
-    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
+    choices = list(choices)
+    # Two letters swapped (`--prot`) is the commonest typo, which difflib ranks below one letter changed
+    # (`--root`): a choice with exactly the same letters wins.
+    swapped = [c for c in choices if c != word and sorted(c) == sorted(word)]
+    close = swapped[:1] if len(swapped) == 1 else difflib.get_close_matches(word, choices, n=1, cutoff=0.6)
     if not close:
         return ""
     return f"; did you mean {close[0]!r}?" if quote else f"; did you mean {close[0]}?"

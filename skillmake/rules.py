@@ -87,6 +87,7 @@ class Rules:
         elif "skill" in data and data["skill"] is None and self.clean("/skill"):
             self.skill = Skill(name="none", path=self.path, kind="none")
         self._variants()
+        self._programs()
         for i, pattern in enumerate(_list(_dict(data.get("sandbox")).get("forbidden_files"))):
             pointer = f"/sandbox/forbidden_files/{i}"
             if self._str(pattern, pointer) is not None:
@@ -123,6 +124,29 @@ class Rules:
                 merged = {**agent, **override}
                 if merged.get("kind") == "command" and "command" not in merged:
                     self.error(f"/variants/{i}/agent", "a command agent needs 'command'", "add 'command'")
+
+    def _programs(self) -> None:
+        """A command agent's program must exist: beside the spec, or on PATH (and the sandbox's extra_path). Else
+        every trial would end in error."""
+        import shutil
+
+        extra = [os.path.join(self.folder, p) for p in _list(_dict(self.data.get("sandbox")).get("extra_path"))
+                 if isinstance(p, str)]
+        search = os.pathsep.join([*extra, os.environ.get("PATH", "")])
+        agents = [("/agent", self.data.get("agent"))]
+        agents += [(f"/variants/{i}/agent", v.get("agent")) for i, v in enumerate(_list(self.data.get("variants")))
+                   if isinstance(v, dict)]
+        for pointer, agent in agents:
+            command = _dict(agent).get("command")
+            if not isinstance(command, list) or not command or not all(isinstance(a, str) for a in command) \
+                    or not self.clean(f"{pointer}/command"):
+                continue
+            program = command[0]
+            beside = os.path.join(self.folder, os.path.expanduser(program))
+            if not (os.path.exists(beside) or ("/" not in program and shutil.which(program, path=search))):
+                where = "beside the spec" if "/" in program else "beside the spec or on PATH"
+                self.error(f"{pointer}/command/0", f"the agent's program {program!r} is not found {where}",
+                           "install it, or fix the name (a relative path is read from the spec's folder)")
 
     def _name(self, pointer: str, what: str, name: str) -> None:
         """Names become folders under .skillmake/ and task names: the schema's pattern, checked in full here."""

@@ -16,7 +16,7 @@ from ..errors import UsageError
 
 # The commands skillmake implements itself (everything else is a doit command or a task name).
 OWN_COMMANDS = ("validate", "explain", "report", "watch", "init", "schema", "import", "promote", "compare",
-                "optimize-description", "view", "rejudge", "clauditor")
+                "optimize-description", "view", "rejudge", "clauditor", "caliper")
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,6 +168,7 @@ def parse(argv: Sequence[str], *, doit_commands: Callable[[], Mapping[str, tuple
     # caliper's flags before doit's: its `--output` is caliper's results file, doit's own is `-o`/`--output-file`.
     table = SELECT + OVERRIDES + OUTPUT + CALIPER + CLAUDITOR + tuple(commands.get("run", ()))
     values, positional = parse_options(words, table, command="run")
+    _check_task_word(positional[0] if positional and word != "run" else None, commands)
     doit = list(values["doit"])
     fields = _run_fields(values)
     if fields["jobs"] is not None and not any(t in ("-n", "--process") or t.startswith("--process=") for t in doit):
@@ -180,6 +181,21 @@ def parse(argv: Sequence[str], *, doit_commands: Callable[[], Mapping[str, tuple
                       quiet=bool(values.get("quiet")) or values.get("doit_verbosity") == "0",
                       verbose=int(str(values.get("verbose", 0))) or int(values.get("doit_verbosity") == "2"),
                       output=values.get("output"), **fields, **base)
+
+
+TASK_GROUPS = ("validate", "trial", "grade", "trigger", "report", "thresholds")
+
+
+def _check_task_word(word: str | None, commands: Mapping[str, Any]) -> None:
+    """A first word that is no command, no task group and no task name (`skillmake valdiate`): one line with a
+    did-you-mean, exit 3, where doit would print its raw "Invalid parameter"."""
+    if word is None or word.startswith("-") or ":" in word or word in TASK_GROUPS or word in commands \
+            or set(word) & set("*?["):
+        return
+    from ..errors import did_you_mean
+
+    raise UsageError(f"{word!r} is not a command or a task{did_you_mean(word, [*OWN_COMMANDS, *commands])}",
+                     hint="`skillmake help` lists the commands; `skillmake list --all` lists the tasks")
 
 
 def _run_fields(values: dict[str, Any]) -> dict[str, Any]:

@@ -139,8 +139,9 @@ def test_command_not_found_is_an_error_outcome(tmp_path: Path) -> None:
     p.write("skills/s/SKILL.md", "body\n")
     p.write("nf.eval.yaml", "skill: skills/s\nagent: {kind: command, command: [no-such-agent-xyz]}\n"
                             "cases: [{id: a, prompt: hi, checks: [{type: contains, needle: x}]}]\n")
+    # Refused before any trial (issue 20 §5: `validate` passed it, then every trial erred).
     run = p.run()
-    record = json.loads((p.root / ".skillmake/runs/nf/a/with_skill/trial-0/trial.json").read_text())
-    assert record["outcome"] == "error"
-    assert "no-such-agent-xyz" in record["error"]
+    assert run.code == 2, run.out + run.err
+    assert "nf.eval.yaml:2:34 /agent/command/0: the agent's program 'no-such-agent-xyz' is not found" in run.err
+    assert not (p.root / ".skillmake/runs/nf").exists()
     assert "Traceback" not in run.err

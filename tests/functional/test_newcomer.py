@@ -156,3 +156,30 @@ def test_watch_watches_the_agents_script_and_the_check_scripts_the_keys_read(tmp
     watched = targets(str(project.root))
     assert str(project.root / "agent.py") in watched.files  # in every trial key as agent setting program_files
     assert str(project.root / "checks" / "ok.py") in watched.files  # in the grade key
+
+
+# -- smaller ones ------------------------------------------------------------------------------------------------------
+
+def test_a_mistyped_command_gets_one_line_with_a_did_you_mean(tmp_path: Path) -> None:
+    project = Project(tmp_path / "proj")
+    run = project.run("valdiate")
+    assert run.code == 3 and run.agent_calls == 0
+    assert run.err.splitlines()[0] == "skillmake: 'valdiate' is not a command or a task; did you mean 'validate'?"
+    assert "Invalid parameter" not in run.err
+    swapped = project.run("view", "--prot", "8000")
+    assert swapped.code == 3
+    assert "unknown option --prot; did you mean --port?" in swapped.err
+
+
+@pytest.mark.parametrize(("command", "pointer", "message"), [
+    ("[pythn3, agent.py]", "/agent/command/0", "the agent's program 'pythn3' is not found beside the spec or on PATH"),
+    ("[./agnet.sh]", "/agent/command/0", "the agent's program './agnet.sh' is not found beside the spec"),
+])
+def test_validate_refuses_a_command_agent_whose_program_does_not_exist(tmp_path: Path, command: str, pointer: str,
+                                                                      message: str) -> None:
+    project = Project(tmp_path / "proj")
+    project.replace("alpha.eval.yaml", "[python3, agent.py]", command)
+    run = project.run("validate", "alpha.eval.yaml")
+    assert run.code == 2, run.out + run.err
+    assert "alpha.eval.yaml:2:" in run.out + run.err and f"{pointer}: {message}" in run.out + run.err
+    assert project.run("validate", "beta.eval.yaml").code == 0
