@@ -30,6 +30,8 @@ commands:
   view [SPEC…]                  browse results, outputs and transcripts on 127.0.0.1, with feedback
   clauditor grade|validate|triggers SKILL.md [FLAGS]
                                 clauditor's own command lines, flags and exit codes (0 1 2 3)
+  caliper run|validate SPEC [FLAGS]
+                                caliper's own command lines, results file and exit codes (run: 0 1 2)
   list, info, clean, forget, …  doit's commands (`skillmake help` lists them; `skillmake CMD --help`)"""
 
 
@@ -173,6 +175,10 @@ def _own(command: str, args: list[str]) -> int:
         from .commands.clauditor import main as clauditor_main
 
         return clauditor_main(args)
+    if command == "caliper":
+        from .commands.caliper import main as caliper_main
+
+        return caliper_main(args)
     if command == "view":
         from .view.command import main as view_main
 

@@ -1,7 +1,8 @@
 """The whole run, side by side: the real caliper 0.1.0 CLI (`caliper run`, in its venv) and skillmake run the same
 caliper specs against the same loopback fake API (the claude-api backend for agent and judge: both sides speak the
 Anthropic Messages API), and give the same pass counts per task and arm. The fake decides deterministically: the
-agent answers in capitals when the skill's body is in its request, the judge passes a reply that says SAY."""
+agent answers in capitals when the skill's body is in its request, the judge passes a reply that says SAY. Exit
+codes are compared too: caliper's `run` and `skillmake caliper run` both exit 0 whatever the verdict."""
 
 from __future__ import annotations
 
@@ -77,10 +78,11 @@ def caliper_counts(spec: Path, flags: list[str], env: dict[str, str]) -> tuple[i
 
 
 def skillmake_counts(spec: Path, flags: list[str], env: dict[str, str]) -> tuple[int, dict[tuple[str, str], int]]:
-    """skillmake's run with caliper's flags: its --output file has caliper's shape (read by caliper's own model),
-    and says what report.json says."""
+    """caliper's command line, run by skillmake (`skillmake caliper run`): its --output file has caliper's shape
+    (read by caliper's own model), and says what report.json says."""
     result = spec.parent / "skillmake-out.json"
-    done = subprocess.run([sys.executable, "-m", "skillmake", "--k", "3", *flags, "--output", str(result)],
+    done = subprocess.run([sys.executable, "-m", "skillmake", "caliper", "run", spec.name, "--k", "3", *flags,
+                           "--output", str(result)],
                           cwd=spec.parent, env=env, capture_output=True, text=True, timeout=300)
     name = spec.name.removesuffix(".eval.yaml")
     report = spec.parent / ".skillmake" / "reports" / name / "report.json"
@@ -98,9 +100,9 @@ def test_caliper_and_skillmake_give_the_same_pass_counts(api: FakeAPI, tmp_path:
     env.update(api.anthropic_env(), PYTHONPATH=str(REPO))
     out = [Path("/tmp") / f"caliper-e2e-{uuid.uuid4().hex}.txt" for _ in range(2)]
     theirs_code, theirs = caliper_counts(copy_spec(name, tmp_path / "caliper", out[0]), flags, env)
-    _, ours = skillmake_counts(copy_spec(name, tmp_path / "skillmake", out[1]), flags, env)
+    ours_code, ours = skillmake_counts(copy_spec(name, tmp_path / "skillmake", out[1]), flags, env)
     print(f"{name}: caliper {sorted(theirs.items())}, skillmake {sorted(ours.items())}")
     assert ours == theirs
-    assert theirs_code == 0  # caliper exits 0 whatever the verdict
+    assert theirs_code == ours_code == 0  # caliper exits 0 whatever the verdict, and so does its command line here
     assert not out[0].exists() and not out[1].exists()  # both ran the cleanup
     assert api.errors == []
