@@ -4,6 +4,10 @@ Measures `skillmake` (and `doit` with the three-line dodo.py) deciding that noth
 by side with bare doit deciding the same for the same number of empty tasks with file_dep, in one
 run on this machine. Prints a table with medians, the ratio, and peak RSS.
 
+Two more rows show the plan's index (.skillmake/index): the first no-op right after the first run (which
+leaves the index), and a no-op whose index was lost (each run reads and parses every record, as the first
+no-op did before the first run wrote it).
+
     python bench/noop.py [--specs 20 --cases 50 --trials 3] [--runs 3] [--keep DIR]
 """
 
@@ -12,6 +16,7 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -19,7 +24,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import repeat, table
+from common import measure, repeat, table
 
 SPEC_HEAD = """\
 skill: skills/s{n}
@@ -75,6 +80,7 @@ def main() -> None:
     base = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="skillmake-bench-"))
     suite, bare = base / "suite", base / "bare"
     try:
+        first_noop = None
         if not (suite / ".skillmake").exists():
             shutil.rmtree(suite, ignore_errors=True)
             suite.mkdir(parents=True)
@@ -84,6 +90,7 @@ def main() -> None:
             subprocess.run([sys.executable, "-m", "skillmake", "-n", str(args.jobs), "-P", "thread"], cwd=suite,
                            check=True, stdout=subprocess.DEVNULL)
             print(f"  first run: {time.perf_counter() - t0:.1f}s", flush=True)
+            first_noop = measure([sys.executable, "-m", "skillmake"], cwd=str(suite))
         trials = args.specs * args.cases * 2 * args.trials
         tasks = 2 * trials + args.specs * 2 + 4  # trials, grades, reports, validates, group tasks
         if not bare.exists():
@@ -94,8 +101,17 @@ def main() -> None:
         sk = repeat([sys.executable, "-m", "skillmake"], cwd=str(suite), runs=args.runs)
         dd = repeat([sys.executable, "-m", "doit"], cwd=str(suite), runs=args.runs)
         bd = repeat([sys.executable, "-m", "doit"], cwd=str(bare), runs=args.runs)
-        for name, (med, low, rss) in (("skillmake (no-op)", sk), ("doit + skillmake dodo.py (no-op)", dd),
-                                      (f"bare doit, {2 * trials} empty tasks with file_dep", bd)):
+        lost = []
+        for _ in range(args.runs):
+            shutil.rmtree(suite / ".skillmake" / "index", ignore_errors=True)
+            lost.append(measure([sys.executable, "-m", "skillmake"], cwd=str(suite)))
+        lo = (statistics.median(t for t, _, _ in lost), min(t for t, _, _ in lost), max(r for _, r, _ in lost))
+        measured = [("skillmake (no-op)", sk), ("doit + skillmake dodo.py (no-op)", dd)]
+        if first_noop is not None:
+            measured.append(("skillmake, first no-op after the first run", (first_noop[0],) * 2 + first_noop[1:2]))
+        measured += [("skillmake (no-op), its index lost", lo),
+                     (f"bare doit, {2 * trials} empty tasks with file_dep", bd)]
+        for name, (med, low, rss) in measured:
             rows.append((name, f"{med:.3f}", f"{low:.3f}", f"{med / bd[0]:.2f}", f"{rss / 1024:.0f}"))
         print(f"\nno-op over {trials} trials + {trials} grades ({tasks} doit tasks), median of {args.runs} runs\n")
         print(table(["command", "median s", "min s", "× bare doit", "peak RSS MiB"], rows))

@@ -17,12 +17,13 @@ from ..project import Project, current_run_id
 from ..workspace import trial_dir
 from .index import refresh
 from .plan import SpecPlan, report_inputs, settings_digest
+from .stale import Stale
 
 STAMP = ".inputs.json"
 WRITTEN = ("report.json", "benchmark.json", "junit.xml", "report.html")  # stamped: an edit is regenerated
 
 
-def report_uptodate(project: Project, plan: SpecPlan) -> bool:
+def report_uptodate(project: Project, plan: SpecPlan) -> bool | Stale:
     """Up to date when every grade is cached, the grade keys are those of the last report, and it passed — and
     nothing it wrote was touched since: its files and every cell's view are as it left them."""
     digest = plan.inputs_digest()
@@ -33,7 +34,8 @@ def report_uptodate(project: Project, plan: SpecPlan) -> bool:
         plan.intact = stamp.get("files") == _signature(project.reports_dir / plan.spec.name) and all(
             view_current(trial_dir(project.runs_dir, i.spec, i.case, i.arm.name, i.k).root, i.tkey.key, i.grade_key)
             for i in plan.items)
-    return plan.intact
+    return plan.intact or Stale("a cell's view or a report file was removed or edited since the last report: "
+                                "checking them out again")
 
 
 def _signature(folder: Path) -> dict[str, list[int] | None]:

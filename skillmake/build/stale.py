@@ -75,9 +75,11 @@ def trigger(project: Project, item: TriggerItem, *, resample: bool) -> bool | St
     return Stale(lambda: explain.trigger_reasons(project, item))
 
 
-def report(fresh: bool, *, resample: bool, complete: bool) -> bool | Stale:
+def report(fresh: bool | Stale, *, resample: bool, complete: bool) -> bool | Stale:
     if resample:
         return Stale("some of its trials are resampled (--resample): the views must show the fresh samples")
+    if isinstance(fresh, Stale):  # report_uptodate said why itself
+        return fresh
     if fresh:
         return True
     if not complete:

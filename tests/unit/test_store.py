@@ -91,3 +91,100 @@ def test_interrupted_write_leaves_no_partial_file(tmp_path: Path, monkeypatch: p
     with pytest.raises(KeyboardInterrupt):
         atomic.write_bytes(folder / "x.json", b"{}")
     assert list(folder.iterdir()) == []
+
+
+def test_a_record_whose_workspace_tree_is_lost_is_refused_and_a_miss(tmp_path: Path) -> None:
+    store = Store(tmp_path)
+    record = dict(trial_record(store), workspace="sha256:" + "e" * 64)
+    with pytest.raises(RecordError, match="not stored"):
+        store.put_action(record, schema=TRIAL_SCHEMA)
+    record["workspace"] = store.put_json({"made.txt": {"file": store.put(b"made\n"), "mode": 0o644}})
+    store.put_action(record, schema=TRIAL_SCHEMA)
+    assert store.get_action(record["key"], schema=TRIAL_SCHEMA) is not None
+    store.object_path(record["workspace"]).unlink()
+    assert store.get_action(record["key"], schema=TRIAL_SCHEMA) is None
+
+
+_WRITER = """
+import fcntl, os, signal, sys, tempfile, time
+from skillmake.store import Store
+store = Store(sys.argv[1])
+store.begin_run()
+folder = store.objects / "ab"
+folder.mkdir(parents=True, exist_ok=True)
+fd, tmp = tempfile.mkstemp(dir=folder, prefix=".cdef.", suffix=".tmp")
+if sys.argv[2] == "live":
+    fcntl.flock(fd, fcntl.LOCK_EX)  # as atomic.write_bytes holds it until the rename
+print(tmp, flush=True)
+if sys.argv[2] == "killed":
+    os.kill(os.getpid(), signal.SIGKILL)
+time.sleep(60)
+"""
+
+
+def _writer(root: Path, how: str) -> tuple[Any, Path]:
+    import subprocess
+    import sys
+    import time
+
+    proc = subprocess.Popen([sys.executable, "-c", _WRITER, str(root), how], stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    tmp = Path(proc.stdout.readline().strip())
+    old = time.time() - 600
+    os.utime(tmp, (old, old))
+    return proc, tmp
+
+
+def test_temp_files_of_a_killed_writer_are_swept_and_a_live_writers_are_not(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    root = tmp_path / "store"
+    Store(root).objects.mkdir(parents=True)
+    ended = "import sys; from skillmake.store import Store; Store(sys.argv[1]).begin_run()"
+    subprocess.run([sys.executable, "-c", ended, str(root)], check=True)  # ended normally: its mark is gone
+    assert list((root / "running").iterdir()) == []
+    live, live_tmp = _writer(root, "live")
+    try:
+        killed, dead_tmp = _writer(root, "killed")
+        assert killed.wait(timeout=30) == -9
+        killed.stdout.close()
+        store = Store(root)
+        assert store.begin_run() == 1  # the killed writer's mark is found: its temp file goes
+        assert not dead_tmp.exists() and live_tmp.exists()  # held by a live writer (another run on a shared store)
+        assert len(list((root / "running").iterdir())) == 2  # this process's mark and the live writer's
+        assert store.begin_run() == 0  # once per process
+    finally:
+        live.kill()
+        live.wait()
+        live.stdout.close()
+    assert Store(root).sweep_temp() == 1 and not live_tmp.exists()  # its writer is gone now
+
+
+def test_a_fresh_temp_file_is_left_alone(tmp_path: Path) -> None:
+    store = Store(tmp_path)
+    (tmp_path / "actions" / "ab").mkdir(parents=True)
+    fresh = tmp_path / "actions" / "ab" / ".x.json.123.tmp"
+    fresh.write_bytes(b"{")  # created a moment ago, its writer not yet holding it
+    assert store.sweep_temp() == 0 and fresh.exists()
+    assert store.sweep_temp(min_age=0) == 1 and not fresh.exists()
+
+
+def test_the_umask_is_read_once_per_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    from skillmake import atomic
+
+    monkeypatch.setattr(atomic, "_umask", None)
+    reads: list[str] = []
+    real_open = open
+
+    def counting_open(file: Any, *args: Any, **kwargs: Any) -> Any:
+        reads.append(str(file))
+        return real_open(file, *args, **kwargs)
+
+    monkeypatch.setattr("builtins.open", counting_open)
+    for i in range(5):
+        atomic.write_bytes(tmp_path / f"f{i}", b"x")
+    assert reads.count("/proc/self/status") == (1 if sys.platform == "linux" else 0)
+    assert (tmp_path / "f4").stat().st_mode & 0o777 == 0o666 & ~atomic.umask()
