@@ -39,6 +39,8 @@ CU, CO, CB = U + "test_caliper_flags.py::", F + "test_caliper_output.py::", F + 
 SN = F + "test_snapshots.py::"
 CC, CFL = F + "test_clauditor_cli.py::", U + "test_clauditor_flags.py::"
 CD = U + "test_caliper_run_defaults.py::"
+DC, DE = "tests/differential/test_caliper_loader.py::", "tests/differential/test_caliper_end_to_end.py::"
+CLI, AD = F + "test_caliper_cli.py::", F + "test_seed_agent_defaults.py::"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -224,8 +226,13 @@ FORMATS: dict[str, tuple[Row, ...]] = {
         row("with_skill / without_skill", "supported", "`baseline: true`",
             SC_U + "test_the_loaded_spec_runs_each_eval_with_and_without_the_skill",
             INC + "test_skill_creator_skill_edit_reruns_only_its_with_skill_trials_and_revert_reuses"),
-        row("the agent that runs the evals (not in the file)", "supported", "the project's `[tool.skillmake] agent`",
-            SC_F + "test_seed_example_runs_and_shares_trials_with_its_native_twin"),
+        row("the agent that runs the evals (not in the file)", "supported", "claude-code, as skill-creator always "
+            "runs `claude -p`; the project's `[tool.skillmake] agent` overrides that default",
+            SC_F + "test_seed_example_runs_and_shares_trials_with_its_native_twin",
+            AD + "test_skillmake_validate_passes_for_evals_json_in_a_project_without_config"),
+        row("`evals/evals.json` removed after `skillmake import`", "supported", "`evals/` holding the imported spec "
+            "stays out of the skill: nothing re-runs",
+            F + "test_import_zero_calls.py::test_a_skill_creator_import_runs_nothing_after_evals_json_is_removed"),
         row("`trigger-eval-set.json`", "supported", "read and checked against its schema into `trigger_tests`; run "
             "as trigger trials with run_eval.py's defaults (3 runs per query, threshold 0.5)",
             SC_U + "test_a_trigger_eval_set_beside_evals_json_becomes_trigger_tests",
@@ -255,8 +262,24 @@ FORMATS: dict[str, tuple[Row, ...]] = {
             INC + "test_skill_creator_edit_of_any_skill_file_outside_evals_counts"),
     ),
     "caliper": (
-        row("told apart from native by content (`tasks:`, no `cases:`)", "supported", "",
-            CA_U + "test_caliper_files_are_told_apart_by_content"),
+        row("told apart from native by content (`tasks:`, no `cases:`)", "supported", "also a `skill:` mapping "
+            "without `tasks:`, which is reported as missing `tasks` (caliper's name)",
+            CA_U + "test_caliper_files_are_told_apart_by_content",
+            CA_F + "test_invalid_caliper_spec_reports_exact_errors"),
+        row("what caliper 0.1.0's own loader accepts", "supported", "unknown keys inside skill/judge/sandbox/a task, "
+            "a task `id:`, null or empty strings (caliper tests them for truth), `tasks: []`, duplicate YAML keys "
+            "(the last wins): accepted, each warned about; what it refuses (a YAML 1.1 `yes` or date where it wants "
+            "text, too) refused. Over 72 specs both loaders agree on 65; the other 7 are listed under 'caliper: what "
+            "still differs'", DC + "test_agreement_count", DC + "test_the_corpus_is_large_and_has_both_kinds"),
+        row("`caliper run` / `caliper validate` command lines", "supported", "`skillmake caliper run|validate SPEC "
+            "[FLAGS]`: caliper's flags, its results file (`--output`, `.caliper/results/<spec>/`) and exit codes "
+            "(run: 0 whatever the verdict, 1 no file or an invalid spec, 2 no trial could run); plain `skillmake` "
+            "keeps its own", CLI + "test_run_exits_0_with_a_failing_task_and_writes_calipers_results",
+            CLI + "test_validate_and_run_exit_1_for_an_invalid_spec_or_no_file",
+            CLI + "test_run_exits_2_when_no_trial_could_run"),
+        row("the whole run beside the real caliper 0.1.0", "supported", "three specs (judged; the assert/cleanup "
+            "reference pattern; expect+assert with `--baseline`) against one fake API: the same successes per task "
+            "and arm, the same exit code (3/3)", DE + "test_caliper_and_skillmake_give_the_same_pass_counts"),
         row("`skill.path`", "supported", "→ `skill` (`./SKILL.md` → its folder; the spec inside it is not part of "
             "the skill)", CA_U + "test_every_field_is_translated"),
         row("`skill.path` omitted (a bare agent)", "supported",
@@ -264,8 +287,11 @@ FORMATS: dict[str, tuple[Row, ...]] = {
             CA_U + "test_no_skill_path_is_the_bare_agent_keyed_as_its_baseline",
             CA_F + "test_a_spec_without_skill_path_runs_the_bare_agent_and_its_baseline_costs_nothing"),
         row("`skill.backend` (claude-code, codex, claude-api, openai-api, aliases), default claude-code", "supported",
-            "→ `agent.kind`", CA_U + "test_backend_names_and_aliases",
-            CA_U + "test_backends_default_to_claude_code_as_in_caliper"),
+            "→ `agent.kind`; with no backend written, the project's `[tool.skillmake] agent` overrides caliper's "
+            "default (a backend the file names is the spec's own)", CA_U + "test_backend_names_and_aliases",
+            CA_U + "test_backends_default_to_claude_code_as_in_caliper",
+            AD + "test_a_caliper_spec_runs_on_the_projects_command_agent_not_the_claude_cli",
+            AD + "test_a_backend_the_caliper_file_names_beats_the_projects_agent"),
         row("`skill.model`, `judge.model`", "supported", "→ `agent.model`, `judge.model`",
             CA_U + "test_every_field_is_translated"),
         row("`judge.backend` (default claude-code), `codex`", "supported", "→ `judge.provider`; the codex judge runs "
@@ -278,10 +304,12 @@ FORMATS: dict[str, tuple[Row, ...]] = {
         row("`tasks[].name`, `setup`, `cleanup`, `prompt`", "supported", "`name` → `description`",
             CA_U + "test_every_field_is_translated"),
         row("`tasks[].expect`", "supported", "→ `expectations: [expect]`", CA_U + "test_every_field_is_translated"),
-        row("`tasks[].assert` inline or `x.py`", "partial", "→ a `python` check over the workspace as the task left "
-            "it (before cleanup, as caliper orders them), in that workspace rather than the spec's folder",
+        row("`tasks[].assert` inline or `x.py`", "partial", "→ a `python` check, run before cleanup as caliper runs "
+            "it (with a cleanup, by the trial itself: it sees files outside the workspace too, and is then part of "
+            "the trial key); its working folder is the trial's workspace rather than the spec's folder",
             CA_U + "test_assert_is_a_script_path_only_when_one_line_ending_in_py",
             F + "test_isolation.py::test_trials_are_isolated",
+            F + "test_caliper_cleanup_order.py::test_the_reference_pattern_passes_3_of_3_and_cleanup_still_runs",
             CA_U + "test_a_python_syntax_error_in_assert_is_at_its_line_in_the_seed"),
         row("rule: `expect` or `assert`; with both, both must pass", "supported", "located at the task",
             CA_U + "test_a_task_needs_expect_or_assert_located_at_the_task"),
@@ -295,13 +323,17 @@ FORMATS: dict[str, tuple[Row, ...]] = {
             CD + "test_k_and_trials_beat_calipers_default_and_the_environment",
             CA_F + "test_seed_runs_and_its_native_twin_shares_its_trials_and_verdicts",
             CA_F + "test_k_and_timeout_on_the_command_line_beat_calipers_defaults_and_keep_its_keys"),
-        row("`--judge`", "supported", "`autorater` (the default) and `script` are what skillmake does (a task's "
-            "`assert:` as a check, its `expect:` with the judge, both must pass); `autorater-sdk` is the Anthropic "
-            "SDK judge (`--judge-provider anthropic`); another word is the judge model",
+        row("`--judge`", "partial", "`script` is what skillmake does in every mode (a task's `assert:` as a check, "
+            "its `expect:` with the judge, both must pass); caliper's default `autorater` skips `assert:` (an "
+            "assert-only task passes there without a check), skillmake runs it: the stricter gate; `autorater-sdk` "
+            "is the Anthropic SDK judge (`--judge-provider anthropic`); another word is the judge model",
             CU + "test_judge_autorater_is_the_default_and_another_word_is_a_judge_model",
             CU + "test_calipers_script_mode_is_skillmakes_way_and_autorater_sdk_is_the_anthropic_sdk"),
-        row("`--output FILE`", "supported", "every covered spec's report.json in one file (run-output.schema.json)",
-            CO + "test_output_holds_every_covered_specs_report", CO + "test_output_is_written_when_the_verdict_is_red"),
+        row("`--output FILE`", "supported", "caliper's results shape for a run of one spec (`run`, `skill_snapshot`, "
+            "`task_results`, `aggregate`, `baseline`, `delta`: read by caliper's own model in the differential), "
+            "beside every covered spec's report.json (run-output.schema.json)",
+            CO + "test_output_holds_every_covered_specs_report", CO + "test_output_is_written_when_the_verdict_is_red",
+            CLI + "test_run_exits_0_with_a_failing_task_and_writes_calipers_results"),
         row("`--baseline`", "supported", "every spec also runs without the skill for this run, keyed as "
             "`baseline: true`", CB + "test_baseline_runs_the_without_skill_arm_and_shares_keys_with_baseline_true"),
         row("`--verbose`", "supported", "`-v`: every task with its reason, and under each grade that ran, each "
