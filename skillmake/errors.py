@@ -40,7 +40,7 @@ EXIT_CODES: tuple[ExitCode, ...] = (
     ExitCode(code=EXIT_NO_SPECS, name="nothing to run", under_doit="5",
              meaning="no `*.eval.yaml`, `*.eval.yml` or `*.eval.json` under the project root, or the selection "
                      "(`-k`, `--tag`, a task glob such as `'trial:nosuch/*'`) matches no cell (pytest's \"no tests "
-                     "collected\")"),
+                     "collected\"), or `skillmake report` finds no results to show yet"),
 )
 
 

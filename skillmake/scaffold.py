@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from . import atomic
 from .commands.argparser import Parser
-from .errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE
+from .errors import EXIT_OK, EXIT_USAGE
 from .schema import SPEC, schema_dir, schema_names
 
 SCHEMA_URL = "https://skillmake.dev/schemas/"  # every schema's `$id` is this + its file name
@@ -189,7 +189,7 @@ def _only_skill(cwd: str) -> Found | None:
 def _refuse_existing(path: str) -> None:
     if os.path.exists(path):
         raise InitError(f"{_shown(path)} already exists; not overwriting it",
-                        "edit it, or move it away and run `skillmake init` again", code=EXIT_FAILED)
+                        "edit it, or move it away and run `skillmake init` again")  # usage (3): 1 is a failed verdict
 
 
 def _next_command(spec: str) -> str:

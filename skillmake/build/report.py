@@ -96,12 +96,15 @@ def results_gate(project: Project, plan: SpecPlan) -> str | None:
     return None
 
 
-def build_and_write(project: Project, plan: SpecPlan, *, evaluated: bool = True) -> str | None:
+def build_and_write(project: Project, plan: SpecPlan, *, evaluated: bool = True,
+                    unchanged: list[tuple[str, int, bool]] | None = None) -> str | None:
     """Check out every cell's folder, write the spec's report files and print its summary; the failure
     message when the spec's verdict is red.
 
     `evaluated`: this is a run that evaluated the spec (its report task), not a re-render (`skillmake
-    report`): an eva eval gets its `.eval.jsonl` row only then (results/eva_history.py says why)."""
+    report`): an eva eval gets its `.eval.jsonl` row only then (results/eva_history.py says why).
+    `unchanged`: where a spec whose results did not change is added as (name, cells, passed) instead of
+    printing its one "nothing changed" line (`skillmake report` says it once for all of them)."""
     from ..adapters.eva import is_eva_spec
     from ..results import junit_xml, publish, render_summary, write_junit
     from ..results.eva_history import append_eva_row, eva_history_path, eva_row
@@ -141,7 +144,11 @@ def build_and_write(project: Project, plan: SpecPlan, *, evaluated: bool = True)
     stamp.update(run_id=run_id, shown=len(verdict["reasons"]) if problems else 0)
     atomic.write_bytes(folder / STAMP, orjson.dumps(stamp))
     previous = {plan.spec.name: published.previous} if published.previous else None
-    write_line(sys.stdout, render_summary([report], previous=previous, run_id=run_id))
+    summary = render_summary([report], previous=previous, run_id=run_id)
+    if unchanged is not None and summary.startswith("nothing changed:"):
+        unchanged.append((plan.spec.name, len(report["rows"]), bool(verdict["passed"])))
+        return "\n".join(problems) if problems else None
+    write_line(sys.stdout, summary)
     freshness = _freshness(plan, cells, run_id)
     if freshness:
         write_line(sys.stdout, freshness)

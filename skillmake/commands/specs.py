@@ -165,13 +165,41 @@ def report(args: list[str]) -> int:
     if not project.spec_files:
         _out(NO_SPECS.format(root=root), err=True)
         return EXIT_NO_SPECS
+    if not any(_has_results(project, plan) for plan in plans):  # nothing to re-render: not a red verdict
+        _out("skillmake report: no results yet; run `skillmake` first", err=True)
+        return EXIT_NO_SPECS
     # Re-rendering evaluates nothing: no eva history row (build/report.py).
-    failed = [message for plan in plans if (message := build_and_write(project, plan, evaluated=False))]
+    unchanged: list[tuple[str, int, bool]] = []
+    failed = [message for plan in plans
+              if (message := build_and_write(project, plan, evaluated=False, unchanged=unchanged))]
+    if unchanged:  # one line for every spec whose results did not change, not one each
+        failing = [name for name, _, passed in unchanged if not passed]
+        state = f"{len(failing)} failing: {', '.join(failing)}" if failing else "all gates pass"
+        _out(f"nothing changed: {len(unchanged)} spec(s), {sum(n for _, n, _ in unchanged)} cell(s) up to date; "
+             f"{state}")
     from ..view.site import refresh_site  # the viewer's static pages
     refresh_site(project)
+    _out(f"skillmake report: reports in {_shown(project.reports_dir)}/, the viewer's pages in "
+         f"{_shown(project.state_dir / 'site' / 'index.html')}")
     for message in failed:
         _out(message, err=True)
     return EXIT_FAILED if failed else EXIT_OK
+
+
+def _has_results(project: Project, plan: Any) -> bool:
+    """Whether any trial or trigger trial of the spec has a record to show (a result or a last attempt)."""
+    from ..build.report import cells_of
+    from ..triggers.views import record_of
+
+    return any(c.trial is not None for c in cells_of(project, plan)) or any(
+        record_of(project, plan.spec, t.tkey.key) is not None for t in plan.triggers)
+
+
+def _shown(path: Any) -> str:
+    import os
+
+    rel = os.path.relpath(path)
+    return rel if not rel.startswith("..") else str(path)
 
 
 def _load(root: str, names: Sequence[str]) -> tuple[Any, tuple[Any, ...]]:

@@ -50,7 +50,7 @@ def test_init_writes_a_spec_beside_the_skill_that_validates_and_runs(tmp_path: P
 def test_init_refuses_to_overwrite(tmp_path: Path) -> None:
     p = Project.empty(tmp_path / "i", {"skills/shout/SKILL.md": SKILL, "skills/shout.eval.yaml": "mine\n"})
     done = sm(p.root, "init", "skills/shout")
-    assert done.returncode == 1
+    assert done.returncode == 3  # a usage error; 1 is a spec's failed verdict (issue 20 §5)
     assert "skills/shout.eval.yaml already exists; not overwriting it" in done.stderr
     assert "hint:" in done.stderr and "Traceback" not in done.stderr
     assert p.read("skills/shout.eval.yaml") == "mine\n"

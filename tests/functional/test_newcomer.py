@@ -183,3 +183,46 @@ def test_validate_refuses_a_command_agent_whose_program_does_not_exist(tmp_path:
     assert run.code == 2, run.out + run.err
     assert "alpha.eval.yaml:2:" in run.out + run.err and f"{pointer}: {message}" in run.out + run.err
     assert project.run("validate", "beta.eval.yaml").code == 0
+
+
+def test_report_says_nothing_changed_once_and_where_the_site_went(tmp_path: Path,
+                                                                  tmp_path_factory: pytest.TempPathFactory) -> None:
+    project = copy_of(populated(tmp_path_factory), tmp_path / "proj")
+    run = project.run("report")
+    assert run.code == 0, run.err
+    assert run.out.splitlines() == [
+        "nothing changed: 2 spec(s), 12 cell(s) up to date; all gates pass",
+        "skillmake report: reports in .skillmake/reports/, the viewer's pages in .skillmake/site/index.html"]
+
+
+def test_report_on_a_project_that_never_ran_says_run_first(tmp_path: Path) -> None:
+    project = Project(tmp_path / "proj")
+    run = project.run("report")
+    assert run.code == 5, run.out + run.err  # nothing to show: not a failed verdict (1)
+    assert run.err.strip() == "skillmake report: no results yet; run `skillmake` first"
+    assert "FAILED" not in run.out + run.err
+
+
+@pytest.mark.parametrize("via", ["skillmake", "doit"])
+def test_info_on_a_stale_task_exits_0_and_a_mistyped_one_says_so(tmp_path: Path,
+                                                                 tmp_path_factory: pytest.TempPathFactory,
+                                                                 via: str) -> None:
+    project = copy_of(populated(tmp_path_factory), tmp_path / "proj")
+    project.write("dodo.py", DODO)
+    project.write("pyproject.toml", '[tool.doit.plugins.command]\ninfo = "skillmake.build.info:Info"\n')
+    project.replace("skills/alpha/SKILL.md", "Answer in UPPERCASE.", "Answer in UPPERCASE, always.")
+    cmd = [sys.executable, "-m", "doit"] if via == "doit" else [sys.executable, "-m", "skillmake"]
+    stale = project.run(cmd=[*cmd, "info", "trial:alpha/one/with_skill/0"])
+    assert stale.code == 0, stale.out + stale.err  # stale is said by its status line; 1 is a failed verdict
+    assert "status     : run" in stale.out
+    typo = project.run(cmd=[*cmd, "info", "trial:alpha/one/with_skil/0"])
+    assert typo.code == 3 and "Traceback" not in typo.err, typo.err
+    assert "did you mean 'trial:alpha/one/with_skill/0'?" in typo.err
+
+
+def test_init_over_an_existing_spec_is_a_usage_error(tmp_path: Path) -> None:
+    project = Project(tmp_path / "proj")
+    project.write("skills/alpha.eval.yaml", "mine\n")
+    run = project.run("init", "skills/alpha", check_views=False)
+    assert run.code == 3, run.err
+    assert project.read("skills/alpha.eval.yaml") == "mine\n"
