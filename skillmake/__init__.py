@@ -1,7 +1,7 @@
 """skillmake: a Make-style build tool for evals of agent skills.
 
 Layers (a module imports only from layers below it; design.md):
-1. foundation — errors, canonical, atomic, fstree, runlock, process/supervisor, paths, console
+1. foundation — errors, canonical, atomic, fstree, runlock, interrupts, process/supervisor/reaper, paths, console
 2. spec — source, yamlsyntax, yamltext, schema, draft7, config (the project root and [tool.skillmake]), rules, inline,
    spec, model, adapters/ (other tools' formats), discovery, validate, overrides (run settings), formats,
    skillfiles

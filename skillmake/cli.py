@@ -1,6 +1,9 @@
 """The `skillmake` front end: its own options and fast commands, otherwise doit with a built-in loader."""
 
-from __future__ import annotations
+from __future__ import annotations  # noqa: I001 - interrupts comes first on purpose
+
+# First, before anything slow: from here on Ctrl-C or SIGTERM stops the run in one line (interrupts.py).
+from . import interrupts
 
 import json
 import os
@@ -51,6 +54,8 @@ def usage() -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
+    interrupts.install("skillmake")  # done on import for the console script; here for every other caller
+    interrupts.arm()  # an interrupt now raises KeyboardInterrupt, handled below
     try:
         return _main(args)
     except UsageError as exc:

@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Iterator
-from typing import Any
+# First, before the engine loads: from the dodo.py's import on, Ctrl-C or SIGTERM under plain doit stops every
+# trial's processes, keeps what finished and exits 130 in one line (interrupts.py).
+from . import interrupts
 
-from . import console, process
-from .build.config import doit_config
-from .build.tasks import (
+interrupts.install("doit")
+
+import sys  # noqa: E402
+from collections.abc import Iterator  # noqa: E402
+from typing import Any  # noqa: E402
+
+from . import console, process  # noqa: E402
+from .build.config import doit_config  # noqa: E402
+from .build.tasks import (  # noqa: E402
     current_root,
     grade_tasks,
     report_tasks,
@@ -22,8 +28,7 @@ __all__ = ["DOIT_CONFIG", "task_grade", "task_report", "task_thresholds", "task_
            "task_validate"]
 
 DOIT_CONFIG = doit_config(current_root())
-# Ctrl-C / SIGTERM under plain doit: stop every trial's processes, keep what finished, exit 130 in one line.
-process.install_interrupt_handlers()
+process.prepare_run()  # the run's process: subreaper of its trials, its workers die with it (process.py)
 if not isinstance(sys.stdout, console.PipeSafe):  # `doit list | head` ends quietly, as under `skillmake`
     sys.stdout = console.PipeSafe(sys.stdout)
 

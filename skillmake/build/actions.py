@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from doit.exceptions import TaskFailed
 
-from .. import console
+from .. import console, process
 from .. import grade as grading
 from .. import trial as trials
 from ..errors import SkillmakeError
@@ -24,6 +25,22 @@ def validate_spec(project: Project, path: str) -> TaskFailed | None:
     return None
 
 
+def _between_tasks(action: Any) -> Any:
+    """After an interrupt, a task neither starts (a judge's call is no process that the interrupt stops) nor
+    lets its doit worker take more work once it has finished: it raises Interrupted, which doit's loop (thread
+    or process) treats as the end of the run."""
+
+    @functools.wraps(action)  # its name and signature: pickled by name in `-P process`, inspected by doit
+    def wrapped(*args: Any, **kwargs: Any) -> Any:
+        process.raise_if_interrupted()
+        result = action(*args, **kwargs)
+        process.raise_if_interrupted()
+        return result
+
+    return wrapped
+
+
+@_between_tasks
 def run_trial(project: Project, item: Item, *, resample: bool = False) -> dict[str, Any] | TaskFailed:
     if resample:
         why = "resampled: a fresh sample replaces the stored one" if item.trial_cached else "new"
@@ -60,6 +77,7 @@ def trial_record(project: Project, item: Item) -> dict[str, Any] | None:
     return record if record is not None else project.store.get_attempt(item.tkey.key, schema=TRIAL_SCHEMA)
 
 
+@_between_tasks
 def run_grade(project: Project, item: Item, *, resample: bool = False) -> dict[str, Any] | TaskFailed:
     record = trial_record(project, item)
     if record is None:
@@ -86,6 +104,7 @@ def run_grade(project: Project, item: Item, *, resample: bool = False) -> dict[s
     return values
 
 
+@_between_tasks
 def run_trigger(project: Project, item: TriggerItem, *, resample: bool = False) -> dict[str, Any] | TaskFailed:
     from ..triggers.run import execute, triggered
 

@@ -60,8 +60,20 @@ def _project(tmp_path: Path) -> Project:
     return p
 
 
+def _trials(p: Project) -> str:
+    """Where the project's trials run (outside it, hermetic.py): a path every agent's environment names."""
+    folder = p.root.parent / "trials"
+    folder.mkdir(exist_ok=True)
+    return str(folder)
+
+
+def _env(p: Project, marker: str) -> dict[str, str]:
+    # RUN_MARKER reaches the run and its doit workers, not the agents; the trials' folder reaches the agents.
+    return {**os.environ, "RUN_MARKER": marker, "SKILLMAKE_TMPDIR": _trials(p)}
+
+
 def _start(p: Project, argv: list[str], marker: str) -> subprocess.Popen[str]:
-    env = {**os.environ, "RUN_MARKER": marker}  # reaches the run and its doit workers, not the agents
+    env = _env(p, marker)
     proc = subprocess.Popen(argv, cwd=p.root, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 60
     while len(p.calls()) < 3:  # every agent has started its daemons
@@ -91,7 +103,7 @@ MODES = {"thread": ["-n", "3", "-P", "thread"], "process": ["-n", "3", "-P", "pr
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
 def test_an_interrupted_run_stops_every_process_and_exits_130(tmp_path: Path, mode: str, signum: int) -> None:
     p = _project(tmp_path)
-    workspace, marker = str(p.root / ".skillmake"), uuid.uuid4().hex
+    workspace, marker = _trials(p), uuid.uuid4().hex
     proc = _start(p, [sys.executable, "-m", "skillmake", *MODES[mode]], marker)
     assert len(live(workspace)) >= 12  # per trial: supervisor, agent, daemon, setsid'd sleep
     t0 = time.monotonic()
@@ -108,8 +120,9 @@ def test_an_interrupted_run_stops_every_process_and_exits_130(tmp_path: Path, mo
 @pytest.mark.parametrize("mode", sorted(MODES))
 def test_a_killed_run_leaves_no_process_behind(tmp_path: Path, mode: str) -> None:
     p = _project(tmp_path)
-    workspace, marker = str(p.root / ".skillmake"), uuid.uuid4().hex
+    workspace, marker = _trials(p), uuid.uuid4().hex
     proc = _start(p, [sys.executable, "-m", "skillmake", *MODES[mode]], marker)
+    assert len(live(workspace)) >= 12  # the agents and their daemons are there to be found
     proc.kill()
     proc.communicate(timeout=30)
     assert _settle(workspace, marker) == []  # agents, their daemons, supervisors and doit workers alike
@@ -119,11 +132,11 @@ def test_a_killed_run_leaves_no_process_behind(tmp_path: Path, mode: str) -> Non
 @pytest.mark.parametrize("mode", ["serial", "thread"])
 def test_plain_doit_interrupted_exits_130_with_one_line(tmp_path: Path, mode: str) -> None:
     p = _project(tmp_path)
-    workspace, marker = str(p.root / ".skillmake"), uuid.uuid4().hex
+    workspace, marker = _trials(p), uuid.uuid4().hex
     if mode == "serial":
         p.replace("procs.eval.yaml", "trials: 3", "trials: 1")
     argv = [sys.executable, "-m", "doit", *([] if mode == "serial" else MODES["thread"])]
-    env = {**os.environ, "RUN_MARKER": marker}
+    env = _env(p, marker)
     proc = subprocess.Popen(argv, cwd=p.root, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 60
     while len(p.calls()) < (1 if mode == "serial" else 3):

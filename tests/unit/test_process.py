@@ -148,3 +148,68 @@ def test_no_process_outlives_the_run_even_when_its_starter_lives_on(tmp_path: Pa
     finally:
         run.kill()
         run.wait()
+
+
+ESCAPE = textwrap.dedent("""\
+    import os, sys, time
+    from skillmake import process
+    process.install_interrupt_handlers()  # as every run does: the run is the subreaper of what escapes a supervisor
+    command = [sys.executable, "-c", sys.argv[1] + "\\nimport signal\\nos.kill(os.getppid(), signal.SIG" + sys.argv[2]
+               + ")\\nprint('left')"]
+    t0 = time.monotonic()
+    done = process.run(command, cwd=".", env=dict(os.environ), timeout=30)
+    print(done.returncode, done.error, done.timed_out, f"{time.monotonic() - t0:.2f}", flush=True)
+    print(len(__import__("tests.proclist", fromlist=["live"]).live(os.environ["PROCESS_TEST_MARKER"])), flush=True)
+""")
+
+
+@pytest.mark.parametrize("how", ["KILL", "STOP"])
+def test_a_command_that_kills_or_stops_its_supervisor_leaves_no_daemon(tmp_path: Path, env: dict[str, str],
+                                                                       how: str) -> None:
+    # The repro: a daemon double-forked, then `kill -9 $PPID` (or SIGSTOP): the daemon lived on under init.
+    script = tmp_path / "escape.py"
+    script.write_text(ESCAPE)
+    out = subprocess.run([sys.executable, str(script), DAEMON, how], cwd=Path(__file__).parents[2], env=env,
+                         capture_output=True, text=True, timeout=60)
+    lines = out.stdout.splitlines()
+    assert lines[-1] == "0", out  # nothing of the trial is alive when run() returns …
+    assert settle(str(tmp_path)) == []  # … nor after
+    if how == "STOP":  # the supervisor is continued: the command's own result, at once, not at the timeout
+        assert lines[0].startswith("0 None False"), out
+        assert float(lines[0].split()[3]) < 10, out
+    else:
+        assert "its supervisor ended without a status" in lines[0], out
+
+
+WAKE = textwrap.dedent("""\
+    import os, signal, sys, threading, time
+    from skillmake import process
+    process.install_interrupt_handlers()
+    def trial():
+        t0 = time.monotonic()
+        try:
+            process.run([sys.executable, "-c", "import time; time.sleep(20)"], cwd=".", env=dict(os.environ),
+                        timeout=60)
+            print("completed", f"{time.monotonic() - t0:.2f}", flush=True)
+        except process.Interrupted:
+            print("interrupted", f"{time.monotonic() - t0:.2f}", flush=True)
+    thread = threading.Thread(target=trial)
+    thread.start()
+    # The main thread blocks SIGTERM: the kernel hands it to the trial's thread, which cannot run the handler.
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
+    time.sleep(1.0)
+    os.kill(os.getpid(), signal.SIGTERM)
+    thread.join()
+    os._exit(0)  # the main thread's handler may still be due: leave before it runs
+""")
+
+
+
+def test_a_signal_another_thread_received_stops_the_trial_at_once(tmp_path: Path, env: dict[str, str]) -> None:
+    script = tmp_path / "wake.py"
+    script.write_text(WAKE)
+    out = subprocess.run([sys.executable, str(script)], cwd=Path(__file__).parents[2], env=env, capture_output=True,
+                         text=True, timeout=60)
+    words = out.stdout.split()
+    assert words[:1] == ["interrupted"] and float(words[1]) < 3.0, out  # 1 s before the signal, then at once
+    assert settle(str(tmp_path)) == []

@@ -1,0 +1,189 @@
+"""Ctrl-C and SIGTERM: one flag, the supervisors to stop, and handlers that take no lock.
+
+Installed by the first lines of every entry point (`skillmake`, `python -m skillmake`, and a dodo.py's
+`from skillmake.dodo import *`), before anything slow is imported, so an interrupt is never lost nor shown as a
+traceback, however early it comes. It imports nothing but os, signal and sys: it must be cheap enough to come
+first.
+
+A handler only sets a flag, signals processes (os.kill) and writes with os.write; it never takes a lock (a
+second signal may arrive while the first handler runs, in the same thread) and never waits. What it does next
+depends on where it runs:
+
+- the run's own process, `skillmake` front end: raise KeyboardInterrupt once the front end's main() is under way
+  (it reports the interrupt and exits 130); before that, write the one line and exit 130 at once;
+- the run's own process, plain `doit`: write the one line and raise SystemExit(130), so doit saves what finished;
+- a doit worker process (`-P process`): raise KeyboardInterrupt only when it is idle in doit's loop (it then
+  leaves); a worker in a trial lets the trial end itself (its supervisors were just stopped, and the next
+  `process.run` raises Interrupted), so no half-written record is left behind.
+
+A signal may be delivered to any thread; only the main thread runs Python handlers, and only when it next runs
+Python code. The wakeup fd (`pending()`) lets a thread that waits on a process notice the signal at once.
+"""
+
+from __future__ import annotations
+
+import os
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # mypy reads signal's stubs; at run time the C module spares importing enum (~10 ms)
+    import signal
+    from types import FrameType
+    from typing import Any
+else:
+    try:
+        import _signal as signal
+    except ImportError:  # pragma: no cover - an interpreter without the C module
+        import signal
+
+MESSAGE = "interrupted; finished trials are kept in the store"
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+# pid → Popen of every live supervisor of this process (process.py adds and removes them; dict operations are
+# atomic under the GIL, and the handler only copies it).
+LIVE: dict[int, Any] = {}
+
+_state: dict[str, Any] = {"interrupted": False, "front": "", "armed": False, "pid": 0, "wakeup": -1}
+_PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+def interrupted() -> bool:
+    return bool(_state["interrupted"])
+
+
+def interrupt() -> None:
+    """Mark the run interrupted and tell every live supervisor to stop its command (no lock, no wait)."""
+    _state["interrupted"] = True
+    stop_all()
+
+
+def stop_all() -> None:
+    for pid, proc in list(LIVE.items()):
+        if getattr(proc, "returncode", None) is None:
+            stop(pid)
+
+
+def stop(pid: int) -> None:
+    """SIGTERM a supervisor; SIGCONT too, since a command may have stopped it (SIGSTOP) and a stopped process
+    acts on nothing but SIGKILL and SIGCONT."""
+    for signum in (signal.SIGTERM, signal.SIGCONT):
+        try:
+            os.kill(pid, signum)
+        except OSError:
+            pass
+
+
+def install(front: str) -> None:
+    """SIGINT and SIGTERM handlers for a `front` ("skillmake" or "doit") run; the first call wins, later ones
+    and calls off the main thread do nothing. An ignored SIGINT (a background job of a script) is taken over:
+    the run is stoppable from its first moment to its last."""
+    if _state["front"] or not _on_main_thread():
+        return
+    _state.update(front=front, pid=os.getpid())
+    for signum in STOP_SIGNALS:
+        signal.signal(signum, _on_signal)
+    new_wakeup_fd()
+
+
+def install_for_entry_point() -> None:
+    """install("skillmake") when this process is the `skillmake` command (its console script, `python -m
+    skillmake`): called on import, so the handlers come before the front end imports anything else."""
+    import sys
+
+    first = os.path.abspath(sys.argv[0]) if sys.argv and sys.argv[0] else ""
+    here = os.path.dirname(os.path.abspath(__file__))
+    if os.path.basename(first) == "skillmake" or first in (os.path.join(here, "__main__.py"),
+                                                            os.path.join(here, "cli.py")):
+        install("skillmake")
+
+
+def arm() -> None:
+    """The `skillmake` front end's main() is under way: from now on an interrupt raises KeyboardInterrupt there."""
+    _state["armed"] = True
+
+
+def forked() -> None:
+    """In a doit worker (forked, or spawned and installed again): it is not the run's process, and the parent's
+    supervisors and wakeup pipe are not its own."""
+    _state["pid"] = -1
+    LIVE.clear()
+    if _state["front"] and _on_main_thread():
+        new_wakeup_fd()
+
+
+def new_wakeup_fd() -> None:
+    """A pipe of this process's own that the interpreter writes each caught signal's number to, from any thread."""
+    old = _state["wakeup"]
+    r, w = os.pipe()
+    for fd in (r, w):
+        os.set_blocking(fd, False)
+    signal.set_wakeup_fd(w, warn_on_full_buffer=False)
+    _state["wakeup"] = r
+    if old >= 0:
+        try:
+            os.close(old)
+        except OSError:
+            pass
+
+
+def pending() -> bool:
+    """Whether a stop signal has come, as the wakeup pipe says: for a thread that waits on a process, which the
+    handler (on the main thread, maybe busy in C) has not reached yet. Marks the run interrupted when so."""
+    if _state["interrupted"]:
+        return True
+    fd = _state["wakeup"]
+    if fd < 0:
+        return False
+    try:
+        data = os.read(fd, 64)
+    except OSError:
+        return False
+    if any(b in STOP_SIGNALS for b in data):
+        interrupt()
+        return True
+    return False
+
+
+def _on_main_thread() -> bool:
+    """Without importing threading (start-up cost): only the main thread may read the wakeup fd setting."""
+    try:
+        signal.set_wakeup_fd(signal.set_wakeup_fd(-1))
+    except ValueError:
+        return False
+    return True
+
+
+def _on_signal(signum: int, frame: FrameType | None) -> None:
+    first = not _state["interrupted"]
+    interrupt()
+    if not first:
+        return  # already unwinding: a second signal must not cut its cleanup short
+    if os.getpid() != _state["pid"]:  # a doit worker: leave doit's loop only from where it waits for work
+        if _in_doit_worker_loop(frame) and not _in_package(frame):
+            raise KeyboardInterrupt
+        return
+    if _state["front"] == "skillmake":
+        if _state["armed"]:
+            raise KeyboardInterrupt  # main() stops every trial's processes and says so
+        os.write(2, f"skillmake: {MESSAGE}\n".encode())
+        os._exit(130)  # nothing has started yet: nothing to save or stop
+    os.write(2, f"doit: {MESSAGE}\n".encode())  # print() may be mid-write on this very thread
+    raise SystemExit(130)
+
+
+def _in_package(frame: FrameType | None) -> bool:
+    while frame is not None:
+        if frame.f_code.co_filename.startswith(_PACKAGE):
+            return True
+        frame = frame.f_back
+    return False
+
+
+def _in_doit_worker_loop(frame: FrameType | None) -> bool:
+    while frame is not None:
+        if frame.f_code.co_name == "execute_task_subprocess":
+            return True
+        frame = frame.f_back
+    return False
+
+
+install_for_entry_point()
