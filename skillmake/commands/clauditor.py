@@ -11,9 +11,11 @@ second `clauditor grade` with nothing changed runs nothing), and the results lan
 The flags follow clauditor's precedence — the flag, then CLAUDITOR_*, then the spec's field, then auto — because
 they reach the clauditor adapter as flags (adapters/clauditor.FLAGS_VAR), not as environment variables.
 
-Where skillmake differs, it says so (docs/formats.md, "clauditor's command line"): `grade` gates on everything the
-spec declares (its assertions and sections too, not only the criteria); clauditor's iteration slots (`--iteration`,
-`--force`, `--diff`) and `--only-criterion` are refused saying what skillmake does instead.
+`grade` gates as clauditor's does: the primary run's share of grading_criteria passed and their mean score against
+grade_thresholds (clauditor's defaults 0.7 / 0.5 when unset), and with `--variance N` the share of runs that pass
+against min_stability (results/thresholds.clauditor_gates); assertions and sections are graded and shown, not gated.
+Where skillmake differs, it says so (docs/formats.md, "clauditor's command line"): clauditor's iteration slots
+(`--iteration`, `--force`, `--diff`) and `--only-criterion` are refused saying what skillmake does instead.
 """
 
 from __future__ import annotations
@@ -184,11 +186,15 @@ def _grade(opts: argparse.Namespace) -> int:
     spec = _spec(opts)
     if spec is None:
         return INPUT_ERROR
+    if not any(case.criteria for case in spec.cases):
+        # clauditor's grade judges grading_criteria and gates on them alone: without any it exits 1, running nothing.
+        _say(f"no grading_criteria in {os.path.relpath(spec.path)}: `grade` has nothing to judge (clauditor exits 1 "
+             "too); add grading_criteria, or run `skillmake clauditor validate` for the assertions")
+        return SIGNAL_FAILED
     if opts.output:
         return _captured(opts, spec)
-    argv = _run_flags(opts, spec)
-    if opts.variance:
-        argv += ["--trials", str(1 + opts.variance)]  # clauditor's --variance N: the primary run and N more
+    # clauditor's grade runs the skill once, and --variance N adds N runs: whatever the project's `trials` say.
+    argv = [*_run_flags(opts, spec), "--trials", str(1 + (opts.variance or 0))]
     if opts.model:
         argv += ["--judge-model", opts.model]
     if opts.baseline:
@@ -254,7 +260,7 @@ def _validate(opts: argparse.Namespace) -> int:
         return INPUT_ERROR
     if opts.output:
         return _validate_output(opts, spec)
-    code = _run(["trial", *_run_flags(opts, spec)], only="trials", opts=opts)
+    code = _run(["trial", *_run_flags(opts, spec), "--trials", "1"], only="trials", opts=opts)  # clauditor: one run
     if code not in (EXIT_OK, EXIT_FAILED, EXIT_INVALID):  # another spec being invalid is not this skill's error
         return clauditor_exit(code)
     results = list(_check_runs(spec.name))
@@ -297,6 +303,8 @@ def _check_runs(spec_name: str) -> Iterator[Checked]:
         if plan.spec.name != spec_name:
             continue
         for item in plan.items:
+            if item.k > 0:  # clauditor's validate checks its one run (the project's `trials` may plan more)
+                continue
             record = trial_record(project, item)
             if record is None:
                 yield Checked(cell=item.name, outcome="missing", assertions=(), error="the trial has no record")

@@ -159,7 +159,8 @@ def build_report(spec: Spec, trials: Sequence[Record], grades: Sequence[Record],
         "counts": {"graded": sum(len(v) for v in cells.values()),
                    "expected": spec.trials * len(spec.cases) * len(spec.arms)},
         "thresholds": [v.to_dict() for v in [*evaluate_thresholds(spec, {"arms": arms, "rows": rows,
-                                                                         "baseline": baseline}),
+                                                                         "baseline": baseline,
+                                                                         "grades": spec_grades}),
                                              *trigger_gates(spec, triggers)]],
     }
     if triggers is not None:  # only then: a spec without trigger tests keeps its report (and digest) as it was

@@ -1,8 +1,9 @@
-"""Threshold gates: min_pass_rate, min_mean_score, min_baseline_delta, min_stability, required cases."""
+"""Threshold gates: min_pass_rate, min_mean_score, min_baseline_delta, min_stability, required cases; and clauditor's
+gate for a spec read from clauditor (the share of its criteria a run passes)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -53,6 +54,8 @@ def evaluate_thresholds(spec: Spec, report: Mapping[str, Any]) -> list[Verdict]:
     baseline delta is with_skill − without_skill pass rate; a required case must pass in every
     trial of every arm that uses the skill.
     """
+    if spec.format == "clauditor" and any(case.criteria for case in spec.cases):
+        return clauditor_gates(spec, report.get("grades", ()))
     name = spec.name
     arms = report.get("arms", {})
     skill_arms = [a.name for a in spec.arms if a.skill and a.name in arms]
@@ -85,6 +88,63 @@ def evaluate_thresholds(spec: Spec, report: Mapping[str, Any]) -> list[Verdict]:
                        f"{name}: required case {case.id!r} failed under {arm} ({passed}/{n} trials passed)")
             out.append(Verdict(spec=name, metric="required", arm=arm, case=case.id,
                                value=passed / n if n else None, threshold=1.0, passed=ok, message=message))
+    return out
+
+
+# --- clauditor's gate -----------------------------------------------------------------------------------------
+
+def _criteria_share(grade: Mapping[str, Any], ids: frozenset[str]) -> tuple[int, float] | None:
+    """(criteria passed, mean criterion score) of one graded trial; None when it has no grade of its criteria."""
+    if grade.get("outcome") not in ("pass", "fail"):
+        return None
+    found = {str(e.get("id")): e for e in grade.get("expectations", ()) if e.get("source") == "judge"
+             and e.get("id") in ids}
+    if len(found) != len(ids):
+        return None
+    passed = sum(1 for e in found.values() if e["passed"])
+    return passed, sum(float(e.get("score") or 0.0) for e in found.values()) / len(ids)
+
+
+def clauditor_gates(spec: Spec, grades: Sequence[Mapping[str, Any]]) -> list[Verdict]:
+    """clauditor's `grade` gate (quality_grader.GradingReport.passed): a run passes when the share of its
+    grading_criteria passed reaches min_pass_rate and their mean score reaches min_mean_score (clauditor's defaults
+    0.7 and 0.5 apply when the spec sets none; assertions and sections do not gate). The primary run (trial 0)
+    decides; with more runs (`--variance N`), the share of runs that pass must also reach min_stability."""
+    th = spec.thresholds
+    rate_min, score_min = th.min_pass_rate or 0.0, th.min_mean_score or 0.0
+    out: list[Verdict] = []
+    for case in spec.cases:
+        ids = frozenset(c.id for c in case.criteria)
+        if not ids:
+            continue
+        mine = sorted((g for g in grades if g["labels"]["case"] == case.id and g["labels"]["arm"] == WITH_SKILL),
+                      key=lambda g: int(g["labels"]["k"]))
+        runs = [(int(g["labels"]["k"]), _criteria_share(g, ids)) for g in mine]
+        primary = next((share for k, share in runs if k == 0), None)
+        label = f"{spec.name}: run 1's criteria"
+        if primary is None:
+            out.append(Verdict(spec=spec.name, metric="min_pass_rate", arm=WITH_SKILL, value=None,
+                               threshold=rate_min, passed=False, case=case.id,
+                               message=f"{label} are not graded; min_pass_rate is {rate_min:.2f}"))
+            continue
+        passed, mean = primary
+        rate = passed / len(ids)
+        out.append(Verdict(spec=spec.name, metric="min_pass_rate", arm=WITH_SKILL, value=rate, threshold=rate_min,
+                           passed=rate + _EPS >= rate_min, case=case.id,
+                           message=f"{label}: {passed} of {len(ids)} passed ({rate:.2f}), min_pass_rate "
+                                   f"{rate_min:.2f}"))
+        out.append(Verdict(spec=spec.name, metric="min_mean_score", arm=WITH_SKILL, value=mean, threshold=score_min,
+                           passed=mean + _EPS >= score_min, case=case.id,
+                           message=f"{label}: mean score {mean:.2f}, min_mean_score {score_min:.2f}"))
+        if spec.trials > 1:
+            ok = [share is not None and share[0] / len(ids) + _EPS >= rate_min and share[1] + _EPS >= score_min
+                  for _, share in runs]
+            stability = sum(ok) / spec.trials
+            need = th.min_stability if th.min_stability is not None else 0.8
+            out.append(Verdict(spec=spec.name, metric="min_stability", arm=WITH_SKILL, value=stability,
+                               threshold=need, passed=stability + _EPS >= need, case=case.id,
+                               message=f"{spec.name}: {sum(ok)} of {spec.trials} runs passed their criteria "
+                                       f"(stability {stability:.2f}), min_stability {need:.2f}"))
     return out
 
 

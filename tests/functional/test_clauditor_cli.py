@@ -5,14 +5,15 @@ API), so the mirror is proven incremental like a plain run; exit codes are claud
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.fakeapi import FakeAPI, Reply
+from tests.fakeapi import FakeAPI, Recorded, Reply
 from tests.functional.project import Project, Run
 from tests.functional.test_incremental_seeds import ALPHA, COMMAND, FAKE_CLAUDE, clean_env, criteria_or_expectations
 from tests.functional.trigger_fakes import claude_log, install_fake_claude
@@ -74,22 +75,23 @@ OPENAI_JUDGE = ("--grading-provider", "openai", "--model", "gpt-5.4-mini")
 def test_grade_runs_and_judges_once_then_nothing_and_validate_reuses_the_trials(tmp_path: Path, api: FakeAPI) -> None:
     p = Clauditor(tmp_path / "p", api)
     done, judged = p.run("grade", ALPHA_MD, *OPENAI_JUDGE)
-    assert (done.code, done.agent_calls, judged) == (0, 3, 3), done.out + done.err
+    # clauditor's grade runs the skill once (variance.n_runs is read only by --variance's own runs: neither)
+    assert (done.code, done.agent_calls, judged) == (0, 1, 1), done.out + done.err
     assert "with_skill pass rate 1.00" in done.out
     done, judged = p.run("grade", ALPHA_MD, *OPENAI_JUDGE)
     assert (done.code, done.agent_calls, judged) == (0, 0, 0), done.out + done.err
     done, judged = p.run("validate", ALPHA_MD)  # the same trials: nothing runs, the assertions are checked
     assert (done.code, done.agent_calls, judged) == (0, 0, 0), done.out + done.err
-    assert done.out.count("  pass") == 3 and "alpha: 3 of 3 run(s) passed every assertion" in done.out
+    assert done.out.count("  pass") == 1 and "alpha: 1 of 1 run(s) passed every assertion" in done.out
 
 
 def test_validate_runs_the_skill_and_its_assertions_with_no_model(tmp_path: Path, api: FakeAPI) -> None:
     p = Clauditor(tmp_path / "p", api)
     # No judge is reachable (no OpenAI or Anthropic endpoint): validate needs none, as clauditor's Layer 1.
     done, judged = p.run("validate", ALPHA_MD, env={"OPENAI_BASE_URL": "", "OPENAI_API_KEY": ""})
-    assert (done.code, done.agent_calls, judged) == (0, 3, 0), done.out + done.err
+    assert (done.code, done.agent_calls, judged) == (0, 1, 0), done.out + done.err
     done, judged = p.run("grade", ALPHA_MD, *OPENAI_JUDGE)  # grade shares validate's trials: only the judge runs
-    assert (done.code, done.agent_calls, judged) == (0, 0, 3), done.out + done.err
+    assert (done.code, done.agent_calls, judged) == (0, 0, 1), done.out + done.err
 
 
 def test_a_failed_assertion_is_exit_1_with_the_evidence(tmp_path: Path, api: FakeAPI) -> None:
@@ -98,16 +100,19 @@ def test_a_failed_assertion_is_exit_1_with_the_evidence(tmp_path: Path, api: Fak
     assert done.code == 1, done.out + done.err
     assert "validate:alpha/alpha/with_skill/0  fail" in done.out
     assert "✗ " in done.out and "TWELVE" in done.out
+    # clauditor's grade gates on its criteria alone (GradingReport.passed): a failed assertion does not fail it
     done, judged = p.run("grade", ALPHA_MD, *OPENAI_JUDGE)
-    assert (done.code, done.agent_calls, judged) == (1, 0, 3), done.out + done.err
+    assert (done.code, done.agent_calls, judged) == (0, 0, 1), done.out + done.err
 
 
 def test_variance_is_one_plus_n_runs_and_only_the_new_ones_run(tmp_path: Path, api: FakeAPI) -> None:
     p = Clauditor(tmp_path / "p", api)
-    assert p.run("grade", ALPHA_MD, *OPENAI_JUDGE)[0].agent_calls == 3  # the spec's variance.n_runs
+    assert p.run("grade", ALPHA_MD, *OPENAI_JUDGE)[0].agent_calls == 1  # once: variance.n_runs is not read
     done, judged = p.run("grade", ALPHA_MD, "--variance", "4", *OPENAI_JUDGE)  # clauditor: 1 + 4 runs
-    assert (done.code, done.agent_calls, judged) == (0, 2, 2), done.out + done.err
-    done, judged = p.run("grade", ALPHA_MD, *OPENAI_JUDGE)  # back to 3: all stored
+    assert (done.code, done.agent_calls, judged) == (0, 4, 4), done.out + done.err
+    assert "5 of 5 runs passed their criteria (stability 1.00), min_stability 0.80" in json.dumps(
+        json.loads((p.project.root / ".skillmake/reports/alpha/report.json").read_text())["thresholds"])
+    done, judged = p.run("grade", ALPHA_MD, *OPENAI_JUDGE)  # back to one run: stored
     assert (done.code, done.agent_calls, judged) == (0, 0, 0), done.out + done.err
 
 
@@ -120,16 +125,16 @@ def test_json_puts_the_report_alone_on_stdout(tmp_path: Path, api: FakeAPI) -> N
     assert "trial:alpha/alpha/with_skill/0" in done.err  # the run's lines went to stderr
     done, _ = p.run("validate", ALPHA_MD, "--json")
     data = json.loads(done.out)
-    assert data["passed"] is True and [r["outcome"] for r in data["runs"]] == ["pass"] * 3
+    assert data["passed"] is True and [r["outcome"] for r in data["runs"]] == ["pass"]
 
 
 def test_a_judge_that_cannot_be_reached_is_exit_3(tmp_path: Path, api: FakeAPI) -> None:
     p = Clauditor(tmp_path / "p", api)
-    api.enqueue(*[Reply.error(400, "the judge's request was refused")] * 3, endpoint=JUDGE)
+    api.enqueue(Reply.error(400, "the judge's request was refused"), endpoint=JUDGE)
     done, judged = p.run("grade", ALPHA_MD, *OPENAI_JUDGE)
-    assert (done.code, done.agent_calls, judged) == (3, 3, 3), done.out + done.err  # clauditor's API error
+    assert (done.code, done.agent_calls, judged) == (3, 1, 1), done.out + done.err  # clauditor's API error
     done, judged = p.run("grade", ALPHA_MD, *OPENAI_JUDGE)  # a judge_error is never stored: judged again
-    assert (done.code, done.agent_calls, judged) == (0, 0, 3), done.out + done.err
+    assert (done.code, done.agent_calls, judged) == (0, 0, 1), done.out + done.err
 
 
 @pytest.mark.parametrize(("args", "says"), [
@@ -171,7 +176,7 @@ def test_flags_beat_the_environment_which_beats_the_spec(tmp_path: Path, api: Fa
     spec = ALPHA.replace('"variance"', judge + '"variance"')
     p = Clauditor(tmp_path / "p", api, spec=spec)
     done, judged = p.run("grade", ALPHA_MD)  # the spec's field: the OpenAI judge at the fake API
-    assert (done.code, done.agent_calls, judged) == (0, 3, 3), done.out + done.err
+    assert (done.code, done.agent_calls, judged) == (0, 1, 1), done.out + done.err
     # CLAUDITOR_GRADING_PROVIDER beats the field: an Anthropic judge, which has no key here (exit 2, nothing runs).
     done, judged = p.run("grade", ALPHA_MD, "--transport", "api", env={"CLAUDITOR_GRADING_PROVIDER": "anthropic"})
     assert (done.code, done.agent_calls, judged) == (2, 0, 0), done.out + done.err
@@ -188,7 +193,7 @@ def test_no_api_key_gives_claude_the_subscription_token_only(tmp_path: Path, api
     assert done.code == 1 and done.agent_calls == 0, done.out + done.err  # no token: the trials cannot log in
     assert "CLAUDE_CODE_OAUTH_TOKEN" in done.out + done.err
     done, _ = p.run("validate", ALPHA_MD, "--no-api-key", env={"CLAUDE_CODE_OAUTH_TOKEN": "oat-test"})
-    assert (done.code, done.agent_calls) == (0, 3), done.out + done.err
+    assert (done.code, done.agent_calls) == (0, 1), done.out + done.err
     seen = {json.dumps(e) for e in p.env_log()}
     assert seen == {json.dumps({"ANTHROPIC_API_KEY": None, "CLAUDE_CODE_OAUTH_TOKEN": "oat-test",
                                 "CLAUDE_CODE_DISABLE_BACKGROUND_TASKS": None})}
@@ -203,10 +208,10 @@ def test_transport_cli_implies_no_api_key_and_says_so(tmp_path: Path, api: FakeA
 
 def test_sync_tasks_reaches_claude_and_is_a_new_agent_setting(tmp_path: Path, api: FakeAPI) -> None:
     p = Clauditor(tmp_path / "p", api)
-    assert p.run("validate", ALPHA_MD)[0].agent_calls == 3
+    assert p.run("validate", ALPHA_MD)[0].agent_calls == 1
     done, _ = p.run("validate", ALPHA_MD, "--sync-tasks")  # the agent's settings are in the trial key
-    assert (done.code, done.agent_calls) == (0, 3), done.out + done.err
-    assert [e["CLAUDE_CODE_DISABLE_BACKGROUND_TASKS"] for e in p.env_log()] == [None] * 3 + ["1"] * 3
+    assert (done.code, done.agent_calls) == (0, 1), done.out + done.err
+    assert [e["CLAUDE_CODE_DISABLE_BACKGROUND_TASKS"] for e in p.env_log()] == [None, "1"]
     assert p.run("validate", ALPHA_MD)[0].agent_calls == 0  # without the flag: the first trials again
 
 
@@ -233,11 +238,12 @@ def test_min_baseline_delta_fails_a_skill_worse_than_no_skill(tmp_path: Path, ap
     # The assertion wants the prompt as typed: the skill (which shouts) fails it, the bare agent passes it.
     worse = ALPHA.replace('"type": "contains", "needle": "ONE"', '"type": "contains", "needle": "say one"')
     worse = worse.replace('"variance"', '"grade_thresholds": {"min_pass_rate": 0.0},\n  "variance"')
-    worse = worse.replace('  "grading_criteria": [{"id": "loud", "criterion": "Is the answer shouted?"}],\n', "")
+    # A criterion the stand-in judge always passes (its text shouts): only the assertion tells the arms apart.
+    worse = worse.replace('"Is the answer shouted?"', '"Does the answer say ONE or not (YES!)?"')
     p = Clauditor(tmp_path / "p", api, spec=worse)
-    done, _ = p.run("grade", ALPHA_MD, "--baseline")
-    assert done.code == 0 and done.agent_calls == 6, done.out + done.err
-    done, judged = p.run("grade", ALPHA_MD, "--baseline", "--min-baseline-delta", "0.5")
+    done, _ = p.run("grade", ALPHA_MD, "--baseline", *OPENAI_JUDGE)
+    assert done.code == 0 and done.agent_calls == 2, done.out + done.err
+    done, judged = p.run("grade", ALPHA_MD, "--baseline", "--min-baseline-delta", "0.5", *OPENAI_JUDGE)
     assert (done.code, done.agent_calls, judged) == (1, 0, 0), done.out + done.err
     assert "1.00 below its baseline's, more than --min-baseline-delta 0.5" in done.err
 
@@ -250,7 +256,7 @@ def test_the_skill_is_found_by_its_skill_md_and_the_eval_flag_wins(tmp_path: Pat
     done, _ = p.run("validate", ".claude/skills/gamma/SKILL.md")
     assert (done.code, done.agent_calls) == (0, 1), done.out + done.err
     done, _ = p.run("validate", ".claude/skills/gamma", "--eval", ".claude/commands/alpha.eval.json")
-    assert (done.code, done.agent_calls) == (0, 3), done.out + done.err
+    assert (done.code, done.agent_calls) == (0, 1), done.out + done.err
 
 
 def test_triggers_runs_only_the_trigger_trials_with_clauditors_exit_code(tmp_path: Path) -> None:
@@ -286,7 +292,7 @@ def test_commands_clauditor_has_and_skillmake_does_elsewhere_say_where(tmp_path:
 def test_verbose_shows_each_judges_verdict_and_reasoning_under_its_grade(tmp_path: Path, api: FakeAPI) -> None:
     p = Clauditor(tmp_path / "p", api)
     done, judged = p.run("grade", ALPHA_MD, "-v", *OPENAI_JUDGE)
-    assert (done.code, judged) == (0, 3), done.out + done.err
+    assert (done.code, judged) == (0, 1), done.out + done.err
     lines = done.out.splitlines()
     at = next(i for i, line in enumerate(lines) if "grade:alpha/alpha/with_skill/0  pass" in line)
     assert lines[at + 1] == "    ✓ Is the answer shouted? — as written — shouted or not"  # evidence — reasoning
@@ -299,7 +305,7 @@ def test_grade_leaves_trigger_tests_to_the_triggers_command(tmp_path: Path, api:
     p = Clauditor(tmp_path / "p", api, spec=ALPHA.replace('"variance"', triggers))
     done, judged = p.run("grade", ALPHA_MD, *OPENAI_JUDGE)
     # The cases pass; the trigger trials have not run (they are `triggers`' job): clauditor's grade exits 0.
-    assert (done.code, done.agent_calls, judged) == (0, 3, 3), done.out + done.err
+    assert (done.code, done.agent_calls, judged) == (0, 1, 1), done.out + done.err
     assert "only the spec's trigger_tests keep its verdict red; `skillmake clauditor triggers` runs them" in done.err
     report = json.loads((p.project.root / ".skillmake/reports/alpha/report.json").read_text())
     assert report["verdict"]["passed"] is False  # the report itself still says what has not run
@@ -309,8 +315,69 @@ def test_another_invalid_spec_in_the_project_is_not_this_skills_input_error(tmp_
     p = Clauditor(tmp_path / "p", api)
     p.project.write("broken.eval.yaml", "skill: nope\ncases: 3\n")
     done, judged = p.run("grade", ALPHA_MD, *OPENAI_JUDGE)
-    assert (done.code, done.agent_calls, judged) == (0, 3, 3), done.out + done.err  # clauditor grades one spec
+    assert (done.code, done.agent_calls, judged) == (0, 1, 1), done.out + done.err  # clauditor grades one spec
     assert "broken.eval.yaml:2:8 /cases" in done.err  # still said
     assert p.run("validate", ALPHA_MD)[0].code == 0
     plain = p.project.run("--spec", "alpha", env=p.env)
     assert plain.code == 2  # skillmake's own run says the project has an invalid spec (pytest's collection error)
+
+
+def _criteria_passing(passing: set[str]) -> Callable[[Recorded], Reply]:
+    """A judge that passes the criteria whose ids are in `passing` (score 1) and fails the others (score 0)."""
+    def judge(request: Recorded) -> Reply:
+        ids = re.findall(r"^- id: (\S+)$", request.text(), flags=re.MULTILINE)
+        return Reply.text(json.dumps({"criteria": [{"id": c, "passed": c in passing, "score": float(c in passing),
+                                                    "evidence": "e", "reasoning": "r"} for c in ids]}))
+    return judge
+
+
+FOUR = ('"grading_criteria": [' + ", ".join(f'{{"id": "c{i}", "criterion": "Criterion {i}?"}}' for i in range(1, 5))
+        + "],\n  ")
+
+
+@pytest.mark.parametrize(("thresholds", "passing", "code", "says"), [
+    # issue 19 §2: 3 of 4 criteria with min_pass_rate 0.7 passes clauditor's gate (a share of criteria, not trials)
+    ('"grade_thresholds": {"min_pass_rate": 0.7},\n  ', {"c1", "c2", "c3"}, 0, "3 of 4 passed (0.75)"),
+    ('"grade_thresholds": {"min_pass_rate": 0.8},\n  ', {"c1", "c2", "c3"}, 1, "min_pass_rate 0.80"),
+    ("", {"c1", "c2"}, 1, "2 of 4 passed (0.50), min_pass_rate 0.70"),  # clauditor's defaults apply when unset
+    ('"grade_thresholds": {"min_pass_rate": 0.5, "min_mean_score": 0.9},\n  ', {"c1", "c2", "c3"}, 1,
+     "mean score 0.75, min_mean_score 0.90"),
+])
+def test_grade_gates_on_the_share_of_criteria_as_clauditor(tmp_path: Path, api: FakeAPI, thresholds: str,
+                                                           passing: set[str], code: int, says: str) -> None:
+    spec = ALPHA.replace('  "grading_criteria": [{"id": "shouted", "criterion": "Is the answer shouted?"}],\n',
+                         "  " + FOUR + thresholds)
+    p = Clauditor(tmp_path / "p", api, spec=spec)
+    before, api.script = api.script, _criteria_passing(passing)
+    try:
+        done, judged = p.run("grade", ALPHA_MD, *OPENAI_JUDGE)
+    finally:
+        api.script = before
+    assert (done.code, done.agent_calls, judged) == (code, 1, 1), done.out + done.err
+    report = json.loads((p.project.root / ".skillmake/reports/alpha/report.json").read_text())
+    assert says in json.dumps(report["thresholds"])
+    assert report["verdict"]["passed"] is (code == 0)  # the header, the report and the exit code agree
+    assert ("alpha (alpha, 1 trial(s) per case): ok" in done.out) is (code == 0)
+
+
+def test_grade_without_grading_criteria_exits_1_and_runs_nothing(tmp_path: Path, api: FakeAPI) -> None:
+    spec = ALPHA.replace('  "grading_criteria": [{"id": "shouted", "criterion": "Is the answer shouted?"}],\n', "")
+    p = Clauditor(tmp_path / "p", api, spec=spec)
+    done, judged = p.run("grade", ALPHA_MD, *OPENAI_JUDGE)
+    assert (done.code, done.agent_calls, judged) == (1, 0, 0), done.out + done.err
+    assert "no grading_criteria" in done.err
+    assert p.run("validate", ALPHA_MD)[0].code == 0  # its assertions are validate's
+
+
+def test_grade_and_validate_run_once_whatever_n_runs_and_the_projects_trials(tmp_path: Path, api: FakeAPI) -> None:
+    """clauditor runs the skill once (issue 19 §2): neither variance.n_runs (3 in ALPHA) nor the project's
+    `trials` make `skillmake clauditor grade|validate` run it more; --variance N adds N runs."""
+    p = Clauditor(tmp_path / "p", api)
+    p.project.write("skillmake.toml", p.project.read("skillmake.toml") + "trials = 3\n")
+    done, judged = p.run("validate", ALPHA_MD)
+    assert (done.code, done.agent_calls, judged) == (0, 1, 0), done.out + done.err
+    assert "alpha: 1 of 1 run(s) passed every assertion" in done.out
+    done, judged = p.run("grade", ALPHA_MD, *OPENAI_JUDGE)
+    assert (done.code, done.agent_calls, judged) == (0, 0, 1), done.out + done.err
+    done, judged = p.run("grade", ALPHA_MD, "--variance", "1", *OPENAI_JUDGE)
+    assert (done.code, done.agent_calls, judged) == (0, 1, 1), done.out + done.err
