@@ -17,6 +17,7 @@ from .canonical import digest_json
 from .keys import Part, grade_key, grade_part, part
 from .model import Arm, Case, Spec
 from .project import Project, current_run_id
+from .staging import check_files_changed, run_fragment
 from .store import GRADE_SCHEMA
 from .workspace import kept_tree, materialize
 
@@ -93,6 +94,10 @@ def execute(project: Project, spec: Spec, case: Case, arm: Arm, k: int, trial_re
     with _workspace(project, case, trial_record) as workspace:
         expectations, score, usage, outcome, error, calls = _judge_trial(project, spec, case, trial_record,
                                                                          workspace)
+    changed = check_files_changed(run_fragment(parts[0].data).get("checks") or [], spec.folder)
+    if changed and outcome in CACHEABLE:  # a verdict of other content than its key names is never cached
+        outcome, error = "error", (f"the check file {', '.join(changed)} changed while the grade ran (its grade key "
+                                   "names other content); it is graded again next run")
     record: dict[str, Any] = {
         "schema": "skillmake/grade-record@1", "kind": "grade", "key": key, "trial_key": trial_record["key"],
         "inputs": inputs, "labels": dict(trial_record["labels"], case=case.id, arm=arm.name, k=k),

@@ -108,3 +108,21 @@ def check_programs(agent_data: bytes, spec_folder: str, *, when: str) -> None:
     if changed:
         raise Changed(f"the agent's program {', '.join(changed)} changed {when} the trial ran (its trial key "
                       "names other content)", hint=RERUN_HINT)
+
+
+def check_files_changed(checks: list[dict[str, Any]], spec_folder: str) -> list[str]:
+    """The files read by `checks` (keyed as written, with `script_digest` / `schema_file_digest`: keys.py) whose
+    content is no longer what the key names."""
+    changed = []
+    for raw in checks:
+        for name in ("script", "schema_file"):
+            digest = raw.get(f"{name}_digest") if isinstance(raw, dict) else None
+            if not digest:
+                continue
+            try:
+                now = digest_file(os.path.join(spec_folder, raw[name]))
+            except OSError:
+                now = None
+            if now != digest:
+                changed.append(str(raw[name]))
+    return changed

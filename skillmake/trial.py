@@ -18,7 +18,7 @@ from .keys import API_AGENTS, TrialKey
 from .model import Arm, Case, Skill, Spec
 from .project import Project, current_run_id
 from .skillfiles import resolve_system_prompt
-from .staging import check_programs, run_fragment, stage_skill
+from .staging import RERUN_HINT, Changed, check_files_changed, check_programs, run_fragment, stage_skill
 from .store import TRIAL_SCHEMA
 from .workspace import TrialDir, capture, clean_env, output_text, prepare, scratch_dir, snapshot
 
@@ -174,7 +174,9 @@ def run_in(project: Project, spec: Spec, case: Case, arm: Arm, k: int, tkey: Tri
     # caliper, where a task's assert sees its files before cleanup removes them.
     tree, tree_note = snapshot(tdir.workspace, store.put)
     text = output_text(case, result.output, files) if result.outcome == "completed" else result.output
+    result = _unchanged_checks(result, tkey, spec, when="before")
     early = _checks_before_cleanup(spec, case, result.outcome, text, files, str(tdir.workspace))
+    result = _unchanged_checks(result, tkey, spec, when="while")
     if case.cleanup:
         process.run(case.cleanup, cwd=str(tdir.workspace), env=env, timeout=timeout, shell=True)
     duration_ms = (time.monotonic() - t0) * 1000
@@ -223,6 +225,20 @@ def _checks_before_cleanup(spec: Spec, case: Case, outcome: str, text: str, file
     from .checks import CheckContext, run_checks
 
     return run_checks(early, CheckContext(output=text, files=files, workspace=workspace, spec_folder=spec.folder))
+
+
+def _unchanged_checks(result: AgentResult, tkey: TrialKey, spec: Spec, *, when: str) -> AgentResult:
+    """`result`, or an error when a file of the checks the trial runs (before its cleanup, keyed in the run part)
+    no longer has the content the key names (`when`: before or while they ran)."""
+    if result.outcome != "completed":
+        return result
+    checks = run_fragment(tkey.run.data).get("checks_before_cleanup") or []
+    changed = check_files_changed(checks, spec.folder)
+    if not changed:
+        return result
+    why = Changed(f"the check file {', '.join(changed)} changed {when} the trial's checks ran (its trial key names "
+                  "other content)", hint=RERUN_HINT)
+    return dataclasses.replace(result, outcome="error", error=why.render())
 
 
 def _setup(case: Case, workspace: Any, env: dict[str, str], timeout: float) -> AgentResult | None:

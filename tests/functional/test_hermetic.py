@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import orjson
 
@@ -17,6 +18,7 @@ from .project import Project
 WHERE = r'''
 import json, os
 from pathlib import Path
+from typing import Any
 names = [".claude", "CLAUDE.md", "CLAUDE.local.md", "AGENTS.md", "AGENTS.override.md", ".agents", ".codex", ".git"]
 cwd = Path.cwd().resolve()
 found = [str(a / n) for a in (cwd, *cwd.parents) for n in names if os.path.lexists(a / n)]
@@ -51,6 +53,7 @@ def test_no_agent_setup_is_visible_from_a_trials_folder(tmp_path: Path) -> None:
 SLOW = r'''
 import os, sys, time
 from pathlib import Path
+from typing import Any
 with open(Path(__file__).resolve().parent / "calls.log", "a") as log:
     env = os.environ
     log.write(env["SKILLMAKE_CASE"] + " " + env["SKILLMAKE_ARM"] + " " + env["SKILLMAKE_TRIAL"] + "\n")
@@ -147,3 +150,54 @@ def test_an_agent_program_edited_during_a_run_never_caches_its_results_under_the
     again = p.run()
     assert again.agent_calls == 12 - len(outputs)
     assert all("EDITED" not in o for o in _outputs(p.root))
+
+
+CHECKED = '''\
+skill: skills/iter
+agent: {kind: command, command: [python3, slow.py]}
+trials: 6
+cases:
+  - id: a
+    prompt: say it
+    input_files: [fixture.txt]
+    cleanup: rm -f fixture.txt
+    checks: [{type: python, script: checks/c.py}]
+'''
+
+
+def test_a_check_script_edited_during_a_run_never_caches_its_verdict_under_the_old_key(tmp_path: Path) -> None:
+    # A case with a cleanup runs its python checks inside the trial (caliper's order): they are part of the trial key.
+    p = Project.empty(tmp_path / "proj", {"slow.py": SLOW, "fixture.txt": "F1\n", "iter.eval.yaml": CHECKED,
+                                          "checks/c.py": "assert True, 'V1'\n",
+                                          "skills/iter/SKILL.md": "---\nname: iter\ndescription: d\n---\nITER=AAA\n"})
+    _edit_during_run(p, "checks/c.py", "assert True, 'V1'", "assert False, 'V2'")
+    trials = _trial_records(p.root)
+    assert all(v["passed"] for r in trials for v in r["checks_before_cleanup"]), trials  # none judged by V2
+    again = p.run()
+    assert again.code == 0, again.out + again.err
+    assert again.agent_calls == 6 - len(trials)
+    trials = _trial_records(p.root)
+    assert len(trials) == 6 and all(v["passed"] for r in trials for v in r["checks_before_cleanup"])
+
+
+def _trial_records(root: Path) -> list[dict[str, Any]]:
+    records = [orjson.loads(f.read_bytes()) for f in (root / ".skillmake" / "actions").rglob("*.json")]
+    return [r for r in records if r.get("kind") == "trial"]
+
+
+def test_a_check_script_that_changes_while_the_grade_runs_is_not_cached(tmp_path: Path) -> None:
+    # Stands in for an edit between the grade key and the check's read: the script rewrites itself as it runs.
+    spec = ("skill: skills/iter\nagent: {kind: command, command: [python3, slow.py], env: {NAP: '0'}}\n"
+            "cases:\n  - id: a\n    prompt: say it\n    input_files: [fixture.txt]\n"
+            "    checks: [{type: python, script: checks/c.py}]\n")
+    selfish = "import pathlib\nhere = pathlib.Path(__file__)\nhere.write_text(here.read_text() + '# ran\\n')\n"
+    p = Project.empty(tmp_path / "proj", {"slow.py": SLOW, "fixture.txt": "F1\n", "iter.eval.yaml": spec,
+                                          "checks/c.py": selfish,
+                                          "skills/iter/SKILL.md": "---\nname: iter\ndescription: d\n---\nITER=AAA\n"})
+    run = p.run()
+    assert run.code == 1
+    assert not (p.root / ".skillmake/runs/iter/a/with_skill/trial-0/grade.json").exists()  # no result
+    attempts = [orjson.loads(f.read_bytes()) for f in (p.root / ".skillmake/attempts").rglob("*.json")]
+    grades = [r for r in attempts if r["kind"] == "grade"]
+    assert len(grades) == 1 and grades[0]["outcome"] == "error", attempts
+    assert "checks/c.py changed while the grade ran" in grades[0]["error"]
