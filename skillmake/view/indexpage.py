@@ -65,6 +65,19 @@ def _rate(value: Any) -> str:
     return f"{value:.2f}" if isinstance(value, (int, float)) else "—"
 
 
+def last_trials(report: Mapping[str, Any]) -> str | None:
+    """When the newest trial (or trigger trial) behind the report ran, from the run ids its rows name (each starts
+    with the run's UTC start, `20261125T212924-…`): not when `skillmake report` last wrote it."""
+    ids = [str(r) for row in report.get("rows") or () for r in row.get("trial_runs") or () if r]
+    ids += [str(t["run_id"]) for q in ((report.get("triggers") or {}).get("queries") or ())
+            for t in q.get("trials") or () if t.get("run_id")]
+    stamps = sorted(i[:15] for i in ids if len(i) >= 15 and i[8] == "T" and (i[:8] + i[9:15]).isdigit())
+    if not stamps:
+        return None
+    s = stamps[-1]
+    return f"{s[:4]}-{s[4:6]}-{s[6:8]}T{s[9:11]}:{s[11:13]}:{s[13:15]}+00:00"
+
+
 def _row(links: Links, row: Row) -> str:
     report, name = row.report, row.name
     verdict = report["verdict"]
@@ -105,7 +118,8 @@ def _row(links: Links, row: Row) -> str:
         f'<td class="num"><a href="{e(report_href)}" title="agent + judge cost of the records behind the report">'
         f'{money(cost)}</a><br><span class="mute" title="spent by the run that wrote the report / reused from '
         f'earlier runs">{money(spent)} spent · {money(saved)} saved</span></td>',
-        f'<td class="num">{e(report.get("generated") or "—")}</td>',
+        f'<td class="num" title="when the newest trial behind these results ran (the report was written '
+        f'{e(report.get("generated") or "—")})">{e(last_trials(report) or "—")}</td>',
         f'<td class="num"><a href="{e(spec_href)}#feedback">{notes}</a></td>',
     ]
     failed = "spec" if not verdict["passed"] else ""

@@ -226,3 +226,21 @@ def test_init_over_an_existing_spec_is_a_usage_error(tmp_path: Path) -> None:
     run = project.run("init", "skills/alpha", check_views=False)
     assert run.code == 3, run.err
     assert project.read("skills/alpha.eval.yaml") == "mine\n"
+
+
+def test_the_viewers_last_run_is_when_the_trials_ran_not_when_report_wrote(
+        tmp_path: Path, tmp_path_factory: pytest.TempPathFactory) -> None:
+    import re
+    import time
+
+    project = copy_of(populated(tmp_path_factory), tmp_path / "proj")
+    time.sleep(1.1)
+    assert project.run("report").code == 0
+    report = orjson.loads((project.root / ".skillmake/reports/alpha/report.json").read_bytes())
+    s = max(r for row in report["rows"] for r in row["trial_runs"])[:15]
+    ran = f"{s[:4]}-{s[4:6]}-{s[6:8]}T{s[9:11]}:{s[11:13]}:{s[13:15]}+00:00"
+    assert project.run("view", "--export", str(tmp_path / "site")).code == 0
+    index = (tmp_path / "site" / "index.html").read_text()
+    cells = re.findall(r'title="when the newest trial behind these results ran[^"]*">([^<]*)</td>', index)
+    assert ran in cells, (ran, cells)
+    assert report["generated"] not in cells
