@@ -53,7 +53,7 @@ def run_trial(project: Project, item: Item, *, resample: bool = False) -> dict[s
     record = run.record
     # The task's values reach the reporter in every doit mode (threads and processes alike).
     values: dict[str, Any] = {"outcome": record["outcome"], "key": record["key"], "ran": run.ran,
-                              "why": why if run.ran else "reused from the store"}
+                              "why": why if run.ran else _reused(record, "trial")}
     if run.ran:
         usage = record["usage"]
         # Model requests as the agent reported them (retries inside a CLI included); None: not a model agent,
@@ -61,6 +61,16 @@ def run_trial(project: Project, item: Item, *, resample: bool = False) -> dict[s
         values.update(requests=usage.get("requests"), model=item.arm.agent.kind != "command",
                       tokens=usage.get("total_tokens") or 0, cost_usd=usage.get("cost_usd") or 0.0)
     return values
+
+
+def _reused(record: dict[str, Any], what: str) -> str:
+    """Why a task that ran made no call: its record was made by another cell of this same run (identical
+    inputs), or it is in the store from an earlier run."""
+    from ..project import current_run_id
+
+    if record.get("run_id") == current_run_id():
+        return f"identical to a {what} made this run: shared, not made again"
+    return "reused from the store"
 
 
 def _why(reasons: Any) -> str:
@@ -93,7 +103,7 @@ def run_grade(project: Project, item: Item, *, resample: bool = False) -> dict[s
     except SkillmakeError as exc:
         return TaskFailed(exc.render())
     values: dict[str, Any] = {"outcome": run.record["outcome"], "key": run.record["key"],
-                              "why": why if run.ran else "reused from the store", "ran": run.ran}
+                              "why": why if run.ran else _reused(run.record, "grade"), "ran": run.ran}
     if console.style().verbose:  # -v: each judge's verdict and reasoning under the grade's line (caliper's --verbose)
         values["verdicts"] = [[bool(e["passed"]), str(e["text"])[:120], " ".join(str(e["evidence"]).split())[:300]]
                               for e in run.record["expectations"] if e.get("source") == "judge"]
@@ -122,7 +132,7 @@ def run_trigger(project: Project, item: TriggerItem, *, resample: bool = False) 
         fired = triggered(record, item.offered.name)
         outcome = "triggered" if fired else "not triggered"
     values: dict[str, Any] = {"outcome": outcome, "key": record["key"], "ran": run.ran,
-                              "why": why if run.ran else "reused from the store"}
+                              "why": why if run.ran else _reused(record, "trigger trial")}
     if run.ran:
         usage = record["usage"]
         values.update(requests=usage.get("requests"), model=True, tokens=usage.get("total_tokens") or 0,

@@ -244,3 +244,14 @@ def test_the_viewers_last_run_is_when_the_trials_ran_not_when_report_wrote(
     cells = re.findall(r'title="when the newest trial behind these results ran[^"]*">([^<]*)</td>', index)
     assert ran in cells, (ran, cells)
     assert report["generated"] not in cells
+
+
+def test_a_fresh_runs_shared_grades_do_not_say_reused_from_the_store(tmp_path: Path) -> None:
+    spec = ("skill: skills/s\nagent: {kind: command, command: [python3, agent.py]}\ntrials: 3\ncases:\n"
+            "  - id: c\n    prompt: go\n    checks: [{type: contains, needle: SAME}]\n")
+    project = Project.empty(tmp_path / "proj", {"agent.py": "print('SAME')\n", "s.eval.yaml": spec,
+                                                "skills/s/SKILL.md": "---\nname: s\ndescription: d\n---\nbody\n"})
+    run = project.run()
+    assert run.code == 0, run.err
+    assert "reused from the store" not in run.out, run.out  # nothing was in the store before this run
+    assert run.out.count("identical to a grade made this run") == 2, run.out  # three equal outputs, one grade
