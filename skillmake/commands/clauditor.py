@@ -200,7 +200,9 @@ def _grade(opts: argparse.Namespace) -> int:
     if opts.baseline:
         argv.append("--baseline")
     if opts.dry_run:
-        return _run(["explain", *[a for a in argv if a != "-v"]], only="cases", opts=opts)
+        # This spec loaded (_spec): another spec of the project being invalid (skillmake's 2) is not its input error.
+        code = _run(["explain", *[a for a in argv if a != "-v"]], only="cases", opts=opts)
+        return PASSED if code == EXIT_INVALID else clauditor_exit(code)
     code = _run(argv, only="cases", opts=opts)
     report = _report(spec)
     if opts.json and report is not None:
@@ -352,7 +354,8 @@ def _triggers(opts: argparse.Namespace) -> int:
                          hint="add trigger_tests: {should_trigger: [...], should_not_trigger: [...]} to the spec")
     argv = ["--spec", spec.name, *(["--model", opts.model] if opts.model else [])]
     if opts.dry_run:
-        return _run(["explain", *argv], only="triggers", opts=opts)
+        code = _run(["explain", *argv], only="triggers", opts=opts)
+        return PASSED if code == EXIT_INVALID else clauditor_exit(code)
     code = _run(argv, only="triggers", opts=opts)
     report = _report(spec)
     section = (report or {}).get("triggers")

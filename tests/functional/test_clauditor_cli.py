@@ -318,6 +318,8 @@ def test_another_invalid_spec_in_the_project_is_not_this_skills_input_error(tmp_
     assert (done.code, done.agent_calls, judged) == (0, 1, 1), done.out + done.err  # clauditor grades one spec
     assert "broken.eval.yaml:2:8 /cases" in done.err  # still said
     assert p.run("validate", ALPHA_MD)[0].code == 0
+    dry, judged = p.run("grade", ALPHA_MD, *OPENAI_JUDGE, "--dry-run")  # issue 19 §2: was exit 2
+    assert (dry.code, dry.agent_calls, judged) == (0, 0, 0), dry.out + dry.err
     plain = p.project.run("--spec", "alpha", env=p.env)
     assert plain.code == 2  # skillmake's own run says the project has an invalid spec (pytest's collection error)
 
