@@ -128,7 +128,9 @@ def test_hand_edited_view_files_are_restored(p: Project) -> None:
     assert (view / "grade.json").read_bytes() == grade
     assert (view / "output.txt").read_bytes() == output
     assert (view / "workspace" / "made.txt").read_bytes() == made
-    assert "edited" not in (view / "workspace" / "made.txt").read_text()
+    (view / "grade.json").write_text('{"outcome": "fail"}')
+    assert p.run("report").code == 0  # a re-render restores it too
+    assert (view / "grade.json").read_bytes() == grade
 
 
 def test_a_garbage_report_json_is_regenerated_by_a_plain_run(p: Project) -> None:

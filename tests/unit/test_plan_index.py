@@ -87,3 +87,43 @@ def test_timeout_boundary_and_completeness(tmp_path: Path) -> None:
     plan = plan_spec(project, spec)
     assert all(i.trial_cached and not i.grade_cached for i in plan.items)
     assert not plan.complete  # every trial cached but no grade: not complete
+
+
+def _object_path(project: Project, digest: str) -> Path:
+    return project.store.object_path(digest)
+
+
+def test_a_touched_but_intact_object_is_hashed_again_and_still_serves(tmp_path: Path) -> None:
+    project = make(tmp_path)
+    spec = project.specs[0]
+    _run_all(project)
+    first = plan_spec(project, spec).items[0]
+    record = orjson.loads(project.store.action_path(first.tkey.key).read_bytes())
+    obj = _object_path(project, record["outputs"]["output"])
+    os.utime(obj, ns=(1, 1))  # `touch`, a copy that kept no times: the stat changed, the content did not
+    again = plan_spec(project, spec).items[0]
+    assert again.trial_cached and again.damaged is None and again.outputs == first.outputs
+    index = orjson.loads((project.state_dir / "index" / f"{spec.name}.json").read_bytes())
+    assert index["objects"][record["outputs"]["output"][7:]][2] == 1  # its new stat is noted: hashed once
+
+
+def test_a_corrupt_or_lost_object_sets_its_record_aside_and_says_which(tmp_path: Path) -> None:
+    project = make(tmp_path)
+    spec = project.specs[0]
+    _run_all(project)
+    items = plan_spec(project, spec).items
+    records = [orjson.loads(project.store.action_path(i.tkey.key).read_bytes()) for i in items]
+    obj = _object_path(project, records[0]["outputs"]["output"])
+    obj.chmod(0o644)
+    obj.write_bytes(b"0" * obj.stat().st_size)  # same size, other content
+    _object_path(project, records[1]["workspace"]).unlink()
+    plan = plan_spec(project, spec)
+    assert [i.trial_cached for i in plan.items] == [False, False]
+    digest = records[0]["outputs"]["output"]
+    assert plan.items[0].damaged is not None
+    assert plan.items[0].damaged.startswith(f"output object {digest[:19]}… is corrupt")
+    assert plan.items[1].damaged is not None
+    assert plan.items[1].damaged.startswith(f"workspace tree object {records[1]['workspace'][:19]}… is missing")
+    assert not any(project.store.action_path(i.tkey.key).exists() for i in items)  # set aside: a miss everywhere
+    assert not obj.exists()  # the corrupt object is quarantined too
+    assert len(list((project.store.root / "quarantine").iterdir())) == 3
