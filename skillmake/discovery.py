@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import fnmatch
 import glob
+import itertools
 import os
 import re
 from dataclasses import dataclass, field
 
+from . import oswalk
 from .adapters import supported
 from .adapters.detect import foreign_format, seed_file, seed_spec_name
 from .config import Config, load_config
@@ -16,6 +18,9 @@ from .spec import SPEC_SUFFIXES, spec_name_of
 
 SKIP_DIRS = frozenset({".git", ".hg", ".svn", ".skillmake", "node_modules", "__pycache__", ".venv", "venv",
                        ".tox", ".nox", ".mypy_cache", ".ruff_cache", ".pytest_cache", "site-packages", ".tools"})
+# Folders below a searched one that discovery enters: a spec lives far shallower, and walking an agent's
+# leftover 1,300-deep folder would cost a minute of path lookups (docs/paths.md).
+MAX_SEARCH_DEPTH = 100
 EXIT_NO_SPECS = 5  # errors.EXIT_NO_SPECS once it lands there (pytest's "no tests collected")
 # A top-level key at column 0 of a block-style YAML file (the way specs are written): `key:` or `"key":`.
 _TOP_KEY = re.compile(r"^(?:\"([^\"\n]*)\"|'([^'\n]*)'|([A-Za-z_$][\w$.-]*))[ \t]*:(?=[ \t]|$)", re.M)
@@ -153,8 +158,7 @@ def scan(root: str, config: Config | None = None) -> Discovery:
     skip_real = {os.path.realpath(config.state_dir)}
     paths: set[str] = set()
     for entry in found.searched:
-        matches = glob.glob(os.path.join(root, entry), recursive=True) if glob.has_magic(entry) else [
-            os.path.join(root, entry)]
+        matches = _glob(root, entry) if glob.has_magic(entry) else [os.path.join(root, entry)]
         for match in sorted(matches):
             if os.path.isfile(match) and (match.endswith(SPEC_SUFFIXES) or seed_file(match)):
                 if not _excluded(os.path.relpath(match, root), config.exclude):
@@ -181,7 +185,7 @@ def _claimed(head: Head) -> bool:
 
 def _walk(top: str, root: str, exclude: tuple[str, ...], skip_real: set[str]) -> list[str]:
     out: list[str] = []
-    for folder, dirs, files in os.walk(top):
+    for folder, dirs, files in oswalk.walk(top, max_depth=MAX_SEARCH_DEPTH):
         rel = os.path.relpath(folder, root)
         dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS
                          and not os.path.exists(os.path.join(folder, d, "pyvenv.cfg"))
@@ -190,6 +194,28 @@ def _walk(top: str, root: str, exclude: tuple[str, ...], skip_real: set[str]) ->
         out.extend(os.path.normpath(os.path.join(folder, f)) for f in files
                    if (f.endswith(SPEC_SUFFIXES) or seed_file(os.path.join(folder, f)))
                    and not _excluded(os.path.normpath(os.path.join(rel, f)), exclude))
+    return out
+
+
+def _glob(root: str, pattern: str) -> list[str]:
+    """glob.glob(root/pattern, recursive=True), but a `**` is matched over an iterative walk: glob's own recursion
+    fails on a deep folder under the pattern's base."""
+    if "**" not in pattern:
+        return glob.glob(os.path.join(root, pattern))
+    from .fstree import glob_regex
+
+    parts = pattern.replace(os.sep, "/").split("/")
+    fixed = list(itertools.takewhile(lambda part: not glob.has_magic(part), parts))
+    base = os.path.join(root, *fixed)
+    matcher = glob_regex("/".join(parts[len(fixed):]))
+    out: list[str] = []
+    hidden = "/." in "/" + "/".join(parts[len(fixed):])  # else, as with glob, no `**` enters a dot-folder
+    for folder, dirs, files in oswalk.walk(base, max_depth=MAX_SEARCH_DEPTH):
+        if not hidden:
+            dirs[:] = [d for d in dirs if not d.startswith(".")]
+        rel = os.path.relpath(folder, base).replace(os.sep, "/")
+        prefix = "" if rel == "." else rel + "/"
+        out.extend(os.path.join(folder, name) for name in [*dirs, *files] if matcher.fullmatch(prefix + name))
     return out
 
 

@@ -3,6 +3,7 @@ located at the line a person fixes, not at the value's first line."""
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING, Any
 
 from .errors import Location, SpecError
@@ -32,7 +33,7 @@ def json_schema_problems(rules: Rules, pointer: str, raw: dict[str, Any]) -> lis
     path, message, keyword = problem
     inner = where + "".join(f"/{escape(p)}" for p in path)
     return [SpecError(f"not a valid JSON Schema: {message}", loc=rules.src.locate(inner, key=bool(path)),
-                      hint=f"fix {keyword!r} here" if keyword else "fix the schema")]
+                      hint=_hint(keyword, "here"))]
 
 
 def _schema_file_problems(rules: Rules, where: str, rel: str, resolved: str) -> list[SpecError]:
@@ -60,7 +61,7 @@ def _schema_file_problems(rules: Rules, where: str, rel: str, resolved: str) -> 
     loc = src.locate(inner, key=bool(path))
     return [SpecError(f"schema file {rel!r} is not a valid JSON Schema: {message} "
                       f"(at {shown}:{loc.line}:{loc.col} {inner or '/'})", loc=rules.locate(where),
-                      hint=f"fix {keyword!r} in {shown}" if keyword else f"fix {shown}")]
+                      hint=_hint(keyword, f"in {shown}"))]
 
 
 def _read_as_json(path: str) -> Source:
@@ -68,11 +69,21 @@ def _read_as_json(path: str) -> Source:
         return read_json(path, f.read())
 
 
+_NONE = object()
+DRAFTS = ("https://json-schema.org/draft/2020-12/schema", "https://json-schema.org/draft/2019-09/schema",
+          "http://json-schema.org/draft-07/schema", "http://json-schema.org/draft-06/schema",
+          "http://json-schema.org/draft-04/schema", "http://json-schema.org/draft-03/schema")
+
+
 def _schema_problem(schema: dict[str, Any]) -> tuple[list[Any], str, str | None] | None:
     """(path inside the schema, message, keyword) of the schema's first problem against its metaschema."""
     from jsonschema import Draft202012Validator, exceptions, validators
 
-    cls = validators.validator_for(schema, default=Draft202012Validator)
+    declared = schema.get("$schema", _NONE)
+    known = validators.validator_for(schema, default=None) if isinstance(declared, str) else None
+    if declared is not _NONE and known is None:  # jsonschema would quietly read it as 2020-12: say so instead
+        return ["$schema"], f"$schema {declared!r} is not a JSON Schema draft skillmake knows", "$schema"
+    cls = known or Draft202012Validator
     error = exceptions.best_match(cls(cls.META_SCHEMA).iter_errors(schema))
     if error is None:
         return None
@@ -81,10 +92,20 @@ def _schema_problem(schema: dict[str, Any]) -> tuple[list[Any], str, str | None]
     return path, error.message, keyword
 
 
+def _hint(keyword: str | None, where: str) -> str:
+    if keyword == "$schema":
+        return f"write one of the drafts {', '.join(DRAFTS)} (2020-12 when there is no $schema), or remove it"
+    return f"fix {keyword!r} {where}" if keyword else f"fix the schema {where}".removesuffix(" here")
+
+
 def python_problems(rules: Rules, pointer: str, raw: dict[str, Any]) -> list[SpecError]:
     if "script" in raw:
-        if isinstance(raw["script"], str) and rules.clean(f"{pointer}/script"):
-            rules.spec_relative(f"{pointer}/script", raw["script"], "script")
+        where = f"{pointer}/script"
+        if isinstance(raw["script"], str) and rules.clean(where):
+            resolved = rules.spec_relative(where, raw["script"], "script")
+            if resolved is not None and not os.path.isfile(resolved):  # a folder: the run could only crash on it
+                return [SpecError(f"script {raw['script']!r} is not a file", loc=rules.locate(where),
+                                  hint="name the Python file to run (relative to the spec's folder), not a folder")]
         return []
     code = raw.get("code")
     if not isinstance(code, str) or not rules.clean(f"{pointer}/code"):

@@ -34,6 +34,9 @@ ENV = {name: f"SKILLMAKE_{name.upper()}" for name in SETTINGS}
 OPTIONS = {name: "--" + name.replace("_", "-") for name in SETTINGS}
 # The command line's values, for worker processes started by spawn (they re-import this module).
 _COMMAND_LINE_VAR = "SKILLMAKE_COMMAND_LINE_SETTINGS"
+# The schemas' maxima (spec.schema.json, config.schema.json; docs/paths.md "Numbers"): a value past them hangs
+# planning (10^20 trials) or overflows a deadline (1e300 s), from a flag as from a spec.
+MAXIMA = {"trials": 1000, "jobs": 1024, "timeout": 86400}
 _command_line: dict[str, str] = {}
 
 COMMAND_LINE, ENVIRONMENT, SPEC, PROJECT, DEFAULT = "command line", "environment", "spec", "project config", "default"
@@ -134,8 +137,8 @@ def _parse(name: str, raw: str, label: str) -> Any:
             number = int(text)
         except ValueError:
             number = 0
-        if number < 1:
-            raise OverrideError(f"{label} {raw!r} is not a whole number of at least 1",
+        if number < 1 or number > MAXIMA[name]:
+            raise OverrideError(f"{label} {raw!r} is not a whole number from 1 to {MAXIMA[name]}",
                                 hint=f"give {name} as a count, like {label}{'=' if label.startswith('$') else ' '}3")
         return number
     if name == "timeout":
@@ -143,8 +146,8 @@ def _parse(name: str, raw: str, label: str) -> Any:
             seconds = float(text)
         except ValueError:
             seconds = math.nan
-        if not (seconds > 0 and math.isfinite(seconds)):
-            raise OverrideError(f"{label} {raw!r} is not a number of seconds above 0",
+        if not (0 < seconds <= MAXIMA[name]):  # NaN fails both comparisons
+            raise OverrideError(f"{label} {raw!r} is not a number of seconds above 0 and at most {MAXIMA[name]}",
                                 hint="give the timeout in seconds, like 120 or 2.5")
         return seconds
     return text

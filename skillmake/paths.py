@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import re
 
+from .oswalk import walk
 from .skillscope import SKILL_SKIP, not_skill, skill_ignore  # noqa: F401 (re-exported: the rule of what a skill is)
 
 ALLOWED_ROOTS_VAR = "SKILLMAKE_ALLOWED_ROOTS"
@@ -93,7 +94,7 @@ def link_problems(folder: str) -> list[tuple[str, str]]:
     """(path relative to `folder`, problem) for each link in the skill folder that must not be followed."""
     real = os.path.realpath(folder)
     out = []
-    for here, dirs, names in os.walk(folder):
+    for here, dirs, names in walk(folder):  # iterative: a 1,300-deep folder in a skill must not crash validate
         dirs[:] = sorted(d for d in dirs if not not_skill(here, d, top=folder))
         for name in [*dirs, *sorted(names)]:
             if not_skill(here, name, top=folder):

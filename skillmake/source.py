@@ -121,6 +121,13 @@ def _read_yaml(path: str, text: str, *, duplicates_ok: bool = False) -> Source:
         finally:
             loader.dispose()
     except yaml.MarkedYAMLError as exc:
+        if _BREAKS.search(text):  # libyaml's marks (read-only) replaced by ones that count lines as an editor does
+            at = _Marks(text).position
+            for name in ("problem_mark", "context_mark"):
+                mark = getattr(exc, name, None)
+                if mark is not None:
+                    line, col = at(mark)
+                    setattr(exc, name, yaml.error.Mark(mark.name, mark.index, line - 1, col - 1, None, 0))
         raise _yaml_syntax(path, text, exc) from None
     except yaml.reader.ReaderError as exc:
         line, col = _LineIndex(text).position(exc.position)
@@ -134,9 +141,34 @@ def _read_yaml(path: str, text: str, *, duplicates_ok: bool = False) -> Source:
     except RecursionError:
         raise _too_deep(path) from None
     src = Source(path=path, data=None)
-    src.data = None if node is None else _YamlBuilder(src, duplicates_ok=duplicates_ok).build(node, "", 0)
+    src.data = None if node is None else _YamlBuilder(src, text, duplicates_ok=duplicates_ok).build(node, "", 0)
     return src
 
+
+# Line breaks to YAML 1.1 (and so to libyaml's marks) besides '\n': NEL, LINE SEPARATOR, PARAGRAPH SEPARATOR. An
+# editor shows none of them as a new line, so a mark's line would run ahead of the file's by one for each.
+_BREAKS = re.compile("[\x85\u2028\u2029]")
+
+
+class _Marks:
+    """A libyaml mark's line and column as an editor counts them: from its character index, '\n' ending lines."""
+
+    def __init__(self, text: str) -> None:
+        self.lines = _LineIndex(text)
+
+    def position(self, mark: Any) -> Position:
+        return self.lines.position(mark.index)
+
+
+def _plain_position(mark: Any) -> Position:
+    return mark.line + 1, mark.column + 1
+
+
+# Integers are hashed into keys (orjson: 64 bits at most) and compared with the schemas' maxima; one past 64 bits
+# is never a real setting and would crash the run that hashes it.
+_INT_LIMIT = 2**63
+_INT_TOO_LARGE = "number too large: more than 64 bits"
+_INT_HINT = "write a smaller number (every integer in a spec fits in 64 bits; see docs/paths.md, Numbers)"
 
 # Limits that keep a hostile or broken file from crashing or hanging `validate`: nesting deeper than any spec
 # needs, and YAML aliases expanding past any real spec's size ("billion laughs").
@@ -174,16 +206,17 @@ def _too_deep(path: str, line: int = 1, col: int = 1, pointer: str = "") -> Spec
 class _YamlBuilder:
     """Composed YAML nodes → plain data, recording where each value and key starts."""
 
-    def __init__(self, src: Source, *, duplicates_ok: bool = False) -> None:
+    def __init__(self, src: Source, text: str, *, duplicates_ok: bool = False) -> None:
         self.src = src
         self.duplicates_ok = duplicates_ok  # PyYAML's way (caliper reads with it): the last value wins, listed
+        self.at = _Marks(text).position if _BREAKS.search(text) else _plain_position
         self.left = MAX_VALUES  # values still allowed inside alias expansions
         self.seen: set[int] = set()  # collection nodes already built: meeting one again is an alias
         self.expanding = False
 
     def build(self, node: yaml.Node, pointer: str, depth: int) -> Any:
         src = self.src
-        src.positions[pointer] = (node.start_mark.line + 1, node.start_mark.column + 1)
+        src.positions[pointer] = self.at(node.start_mark)
         # The billion-laughs guard counts what aliases expand to, not the spec's own values: a big honest
         # spec has no limit here, an alias of an alias of a list does.
         outermost = False
@@ -203,64 +236,67 @@ class _YamlBuilder:
         if self.expanding:
             self.left -= 1
             if self.left < 0:
-                raise _located(src, node, pointer, f"YAML aliases expand to more than {MAX_VALUES:,} values",
+                raise self.located(node, pointer, f"YAML aliases expand to more than {MAX_VALUES:,} values",
                                "a spec never needs this; write the repeated parts out, or remove the aliases "
                                "that repeat whole lists")
         if depth > MAX_DEPTH:
-            raise _too_deep(src.path, node.start_mark.line + 1, node.start_mark.column + 1, pointer)
+            raise _too_deep(src.path, *self.at(node.start_mark), pointer)
         if not isinstance(node, yaml.ScalarNode) and node.tag not in _COLLECTION_TAGS:
-            raise _tag_error(src, node, pointer)
+            raise self.tag_error(node, pointer)
         if isinstance(node, yaml.MappingNode):
             out: dict[str, Any] = {}
             for key_node, value_node in node.value:
                 if key_node.tag == "tag:yaml.org,2002:merge":
-                    raise _located(src, key_node, pointer, "YAML merge keys ('<<') are not supported",
+                    raise self.located(key_node, pointer, "YAML merge keys ('<<') are not supported",
                                    "write the keys out in full")
                 if not isinstance(key_node, yaml.ScalarNode):
-                    raise _located(src, key_node, pointer, "mapping keys must be plain strings",
+                    raise self.located(key_node, pointer, "mapping keys must be plain strings",
                                    "use a plain scalar as the key")
                 if key_node.tag not in _KEY_TAGS:
-                    raise _tag_error(src, key_node, pointer, key=True)
+                    raise self.tag_error(key_node, pointer, key=True)
                 key = str(key_node.value)
                 child = f"{pointer}/{escape(key)}"
                 if key in out:
                     first = src.key_positions[child]
                     if self.duplicates_ok:
-                        src.duplicates.append((key, key_node.start_mark.line + 1, first[0]))
+                        src.duplicates.append((key, self.at(key_node.start_mark)[0], first[0]))
                         out[key] = self.build(value_node, child, depth + 1)
                         continue
-                    raise _located(src, key_node, child, f"duplicate key {key!r}",
+                    raise self.located(key_node, child, f"duplicate key {key!r}",
                                    f"it is already set at line {first[0]}; keep one of them")
-                src.key_positions[child] = (key_node.start_mark.line + 1, key_node.start_mark.column + 1)
+                src.key_positions[child] = self.at(key_node.start_mark)
                 out[key] = self.build(value_node, child, depth + 1)
             return out
         if isinstance(node, yaml.SequenceNode):
             return [self.build(item, f"{pointer}/{i}", depth + 1) for i, item in enumerate(node.value)]
         assert isinstance(node, yaml.ScalarNode)
-        if node.tag in ("tag:yaml.org,2002:str", "tag:yaml.org,2002:binary", "tag:yaml.org,2002:timestamp"):
+        if node.tag == _STR:  # written `!!binary` or `!!timestamp`, a value would silently stay its text: refused
             return node.value
         if node.tag in _PLAIN_TAGS:
             try:
-                return _scalar.construct_object(node)
+                value = _scalar.construct_object(node)
             except ValueError:  # an integer longer than Python converts (4,300 digits)
-                raise _located(src, node, pointer, "number too large", "write a smaller number") from None
-        raise _tag_error(src, node, pointer)
+                raise self.located(node, pointer, "number too large", "write a smaller number") from None
+            if type(value) is int and not -_INT_LIMIT < value < _INT_LIMIT:
+                raise self.located(node, pointer, _INT_TOO_LARGE, _INT_HINT)
+            return value
+        raise self.tag_error(node, pointer)
 
 
-def _tag_error(src: Source, node: yaml.Node, pointer: str, *, key: bool = False) -> SpecError:
-    """A YAML tag (`!!python/name:…`, `!custom`) names a type to construct: a spec is plain data, so none is allowed."""
-    tag = str(node.tag)
-    shown = "!!" + tag[len(_YAML_TAG):] if tag.startswith(_YAML_TAG) else tag
-    what = f"the key {node.value!r}" if key and node.value else "a key" if key else "this value"
-    danger = " (it asks the loader for Python code)" if shown.startswith("!!python/") else ""
-    return _located(src, node, pointer, f"YAML tag {shown!r} on {what} is not allowed{danger}",
-                    "remove the tag: a spec holds plain strings, numbers, lists and mappings, and takes no tags")
+    def tag_error(self, node: yaml.Node, pointer: str, *, key: bool = False) -> SpecError:
+        """A YAML tag (`!!python/name:…`, `!custom`, `!!binary`) names a type to construct: a spec is plain data,
+        so none is allowed."""
+        tag = str(node.tag)
+        shown = "!!" + tag[len(_YAML_TAG):] if tag.startswith(_YAML_TAG) else tag
+        what = f"the key {node.value!r}" if key and node.value else "a key" if key else "this value"
+        danger = " (it asks the loader for Python code)" if shown.startswith("!!python/") else ""
+        return self.located(node, pointer, f"YAML tag {shown!r} on {what} is not allowed{danger}",
+                            "remove the tag: a spec holds plain strings, numbers, lists and mappings, and takes no "
+                            "tags")
 
-
-def _located(src: Source, node: yaml.Node, pointer: str, message: str, hint: str) -> SpecError:
-    loc = Location(path=src.path, line=node.start_mark.line + 1, col=node.start_mark.column + 1,
-                   pointer=pointer)
-    return SpecError(message, loc=loc, hint=hint)
+    def located(self, node: yaml.Node, pointer: str, message: str, hint: str) -> SpecError:
+        line, col = self.at(node.start_mark)
+        return SpecError(message, loc=Location(path=self.src.path, line=line, col=col, pointer=pointer), hint=hint)
 
 
 # --- JSON -------------------------------------------------------------------
@@ -371,9 +407,12 @@ def _json_value(text: str, pos: int, pointer: str, src: Source, lines: _LineInde
     if m:
         num = m.group()
         try:
-            return (float(num) if any(c in num for c in ".eE") else int(num)), m.end()
+            number = float(num) if any(c in num for c in ".eE") else int(num)
         except ValueError:  # an integer longer than Python converts (4,300 digits)
             raise _JsonSyntax(pos, "number too large", "write a smaller number") from None
+        if type(number) is int and not -_INT_LIMIT < number < _INT_LIMIT:
+            raise _JsonSyntax(pos, _INT_TOO_LARGE, _INT_HINT)
+        return number, m.end()
     raise _JsonSyntax(pos, "expected a value" if ch else "unexpected end of file")
 
 
@@ -386,7 +425,14 @@ def _string(text: str, pos: int) -> tuple[str, int]:
                               'close it with \'"\' (a line break inside a string is written \\n)') from None
         message, hint = _STRING_ERRORS.get(exc.msg, (exc.msg, "fix the JSON syntax at that position"))
         raise _JsonSyntax(exc.pos, message, hint) from None
+    lone = _SURROGATE.search(value)
+    if lone:  # json pairs \ud83d\ude00 into one character; a half left alone is not text (no UTF-8 can hold it)
+        raise _JsonSyntax(pos, f"a lone surrogate \\u{ord(lone.group()):04x} in this string is not a character",
+                          "write the character itself, or both halves of its UTF-16 pair (like \\ud83d\\ude00)")
     return value, end
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 # json's own messages end "… at" and expect a position after them; ours carry the position in the location.

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import trigger_spec
 from .adapters.detect import foreign_format
-from .errors import Location, SpecError, SpecErrors
+from .errors import Location, SkillmakeError, SpecError, SpecErrors
 from .model import (
     WITH_SKILL,
     WITHOUT_SKILL,
@@ -47,6 +47,24 @@ def spec_name_of(path: str) -> str:
 
 def load_spec(path: str, *, root: str | None = None, schema_valid: set[str] | None = None,
               default_agent: Mapping[str, Any] | None = None, parsed: ParseCache | None = None) -> Spec:
+    """Load and fully check one spec; raise SpecErrors listing every problem found, in one run (see _load_spec).
+
+    One spec's crash must never stop the others: an unexpected exception while loading it (a bug, a file that
+    trips the reader) becomes that spec's one error, at its first line, and the other specs load and run."""
+    try:
+        return _load_spec(path, root=root, schema_valid=schema_valid, default_agent=default_agent, parsed=parsed)
+    except SkillmakeError:
+        raise
+    except Exception as exc:  # reported as this spec's error, with what it was
+        shown = os.path.relpath(path, root) if root else path
+        raise SpecErrors([SpecError(f"this spec could not be loaded: {type(exc).__name__}: {exc}"[:500],
+                                    loc=Location(path=shown, line=1, col=1),
+                                    hint="this is a bug in skillmake; please report it with this spec (the other "
+                                         "specs are checked and run)")]) from None
+
+
+def _load_spec(path: str, *, root: str | None, schema_valid: set[str] | None,
+               default_agent: Mapping[str, Any] | None, parsed: ParseCache | None = None) -> Spec:
     """Load and fully check one spec; raise SpecErrors listing every problem found, in one run.
 
     The schema and the rules it cannot express (rules.py) both run, the rules over every part of the spec
@@ -238,7 +256,7 @@ def _build(data: dict[str, Any], rules: Rules) -> Spec:
     assert rules.skill is not None
     return Spec(
         name=data.get("name") or spec_name_of(rules.path), path=rules.path, relpath=rules.shown, skill=rules.skill,
-        agent=agent, arms=tuple(arms), cases=tuple(_case(data, raw, i, rules.inputs[i])
+        agent=agent, arms=tuple(arms), cases=tuple(_case(data, raw, i, rules.inputs[i], rules.rendered.get(i))
                                                    for i, raw in enumerate(data["cases"])),
         trials=data.get("trials", 1), timeout=float(data.get("timeout", 300)), description=data.get("description"),
         system_prompt=data.get("system_prompt"),
@@ -253,13 +271,14 @@ def _build(data: dict[str, Any], rules: Rules) -> Spec:
         declared=frozenset(data))
 
 
-def _case(data: dict[str, Any], raw: dict[str, Any], i: int, inputs: list[InputFile]) -> Case:
+def _case(data: dict[str, Any], raw: dict[str, Any], i: int, inputs: list[InputFile],
+          rendered: str | None = None) -> Case:
     checks = tuple(Check(type=c["type"], index=j, id=c.get("id"), name=c.get("name"), file=c.get("file"),
                          params={k: v for k, v in c.items() if k not in _CHECK_COMMON}, raw=c)
                    for j, c in enumerate(raw.get("checks", [])))
     texts, names, types = _expectations(raw.get("expectations", ()))
     return Case(
-        id=raw["id"], index=i, eval_id=raw.get("eval_id"), prompt=raw.get("prompt"), args=raw.get("args"),
+        id=raw["id"], index=i, eval_id=raw.get("eval_id"), prompt=raw.get("prompt", rendered), args=raw.get("args"),
         description=raw.get("description"), user_prompt=raw.get("user_prompt"), setup=raw.get("setup"),
         cleanup=raw.get("cleanup"), input_files=tuple(inputs),
         output_file=raw.get("output_file", data.get("output_file")),

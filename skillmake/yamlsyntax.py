@@ -16,7 +16,7 @@ Position = tuple[int, int]  # 1-based line, column
 def explain(path: str, text: str, exc: yaml.MarkedYAMLError) -> SpecError:
     """A YAML parse error in words a spec author acts on: at the line to fix (where the unclosed bracket or quote
     opens, the key that lacks its ':'), saying what is wrong there, with the usual fix."""
-    lines = text.splitlines()
+    lines = text.split("\n")  # as an editor counts lines (source.py made the marks agree); not splitlines()
     problem = exc.problem or exc.context or "syntax error"
     context = exc.context or ""
     problem_at = _mark(exc.problem_mark or exc.context_mark)

@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import orjson
+from doit.exceptions import TaskFailed
 
 from .. import fstree, runlock
 from ..checkout import METADATA
@@ -58,10 +59,30 @@ def project_at(root: str) -> Project:
     return project
 
 
+# Specs whose planning crashed, by project root: spec name → the error. Each becomes a failing report task;
+# the other specs plan and run as if it were not there.
+UNPLANNED: dict[str, dict[str, str]] = {}
+
+
 @functools.lru_cache(maxsize=8)
 def plans_at(root: str) -> tuple[SpecPlan, ...]:
     project = project_at(root)
-    return tuple(plan_spec(project, spec) for spec in project.specs)
+    plans = []
+    unplanned = UNPLANNED.setdefault(root, {})
+    for spec in project.specs:
+        try:
+            plans.append(plan_spec(project, spec))
+        except SkillmakeError as exc:
+            unplanned[spec.name] = f"{spec.name}: {exc.render()}"
+        except Exception as exc:  # one spec's crash must not stop the good ones: it is that spec's failure
+            unplanned[spec.name] = (f"{spec.name}: its tasks could not be planned: {type(exc).__name__}: {exc}"[:500]
+                                    + "\n  hint: this is a bug in skillmake; please report it with this spec (the "
+                                      "other specs ran)")
+    return tuple(plans)
+
+
+def _unplanned(message: str) -> TaskFailed:
+    return TaskFailed(message)
 
 
 @functools.lru_cache(maxsize=8)
@@ -124,6 +145,8 @@ def trial_tasks(root: str) -> Iterator[dict[str, Any]]:
         # `only="trials"` (clauditor's validate) grades nothing with a model: its trials need no judge.
         targets = select.Targets(tuple(scope.targets(COMMAND or sys.argv[1:])))
         _say_selection(root, chosen, targets)
+        for message in UNPLANNED.get(root, {}).values():  # said now too: a failed gate may end the run before it
+            print(f"skillmake: {message.splitlines()[0]}", file=sys.stderr, flush=True)
         problems = (judge_preflight(plans_at(root), chosen, targets) if select.current().only != "trials"
                     else [])
         if problems:  # before any agent is paid for: the grades could only end in judge_error
@@ -199,6 +222,13 @@ def report_tasks(root: str) -> Iterator[dict[str, Any]]:
     chosen = chosen_at(root)
     full = full_graph()
     yield {"basename": "report", "name": None, "doc": "aggregate grades into reports; fail below thresholds"}
+    plans_at(root)
+    for name, message in sorted(UNPLANNED.get(root, {}).items()):
+        # Last of all (doit stops at a failed task unless -c): every other spec runs and is reported first.
+        yield {"basename": "report", "name": name, "actions": [(_unplanned, [message])], "uptodate": [False],
+               "task_dep": [f"report:{p.spec.name}" for p in _touched(root)] + ["thresholds"],
+               "doc": "this spec could not be planned: the task fails with why", "io": {"capture": False},
+               "verbosity": 2}
     for plan in _touched(root):
         spec = plan.spec
         yield {"basename": "report", "name": spec.name, "actions": [(actions.run_report, [project, plan])],

@@ -76,7 +76,9 @@ def test_the_command_line_reaches_worker_processes_through_the_environment(monke
 
 
 @pytest.mark.parametrize(("var", "value", "message"), [
-    ("SKILLMAKE_TRIALS", "three", r"\$SKILLMAKE_TRIALS 'three' is not a whole number of at least 1"),
+    ("SKILLMAKE_TRIALS", "three", r"\$SKILLMAKE_TRIALS 'three' is not a whole number from 1 to 1000"),
+    ("SKILLMAKE_TRIALS", "100000000000000000000", r"is not a whole number from 1 to 1000"),
+    ("SKILLMAKE_TIMEOUT", "1.0e+300", r"is not a number of seconds above 0 and at most 86400"),
     ("SKILLMAKE_JOBS", "0", r"\$SKILLMAKE_JOBS '0' is not a whole number"),
     ("SKILLMAKE_TIMEOUT", "-1", r"\$SKILLMAKE_TIMEOUT '-1' is not a number of seconds above 0"),
     ("SKILLMAKE_TIMEOUT", "inf", r"is not a number of seconds above 0"),

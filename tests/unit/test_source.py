@@ -39,3 +39,43 @@ def test_json_positions_and_duplicates() -> None:
 def test_json_syntax_error_is_located() -> None:
     with pytest.raises(SpecError, match=r"s.json:2:1 .*expected"):
         read_source("s.json", '{"a": 1,\n}')
+
+
+@pytest.mark.parametrize("brk", ["\u2028", "\u2029", "\x85"])
+def test_yaml_line_breaks_an_editor_does_not_show_leave_later_lines_where_they_are(brk: str) -> None:
+    """libyaml ends a line at NEL, LS and PS (YAML 1.1); an editor does not: positions must be the editor's."""
+    text = f'a: "one{brk}still one"\nb: \'x{brk}y\'\nc:\n  d: 1\n'
+    src = read_source("s.yaml", text)
+    assert src.data["a"].startswith("one") and src.data["c"] == {"d": 1}  # NEL folds to a space, as YAML says
+    assert src.positions["/c/d"] == (4, 6)
+    assert src.key_positions["/b"] == (2, 1)
+    with pytest.raises(SpecError, match=r"s.yaml:5:3 /c/d: duplicate key 'd'"):
+        read_source("s.yaml", text + "  d: 2\n")
+    with pytest.raises(SpecError, match=r"s.yaml:3:4 /: not valid YAML: the '\[' here is never closed"):
+        read_source("s.yaml", f'a: "x{brk}y"\nb: 1\nc: [1, 2\n')
+
+
+@pytest.mark.parametrize(("value", "tag"), [
+    ("!!binary aGVsbG8=", "!!binary"), ("!!timestamp 2024-01-01", "!!timestamp"), ("!custom x", "!custom")])
+def test_yaml_takes_no_tags_that_keep_a_value_as_its_text(value: str, tag: str) -> None:
+    with pytest.raises(SpecError, match=rf"s.yaml:3:10 /b/p: YAML tag '{tag}' on this value is not allowed"):
+        read_source("s.yaml", f"a: 1\nb:\n  p:     {value}\n")
+
+
+def test_json_lone_surrogates_are_refused_where_their_string_starts() -> None:
+    with pytest.raises(SpecError, match=r"s.json:2:12 /: not valid JSON: a lone surrogate \\ud800 in this string"):
+        read_source("s.json", '{"a": 1,\n "prompt": "bad \\ud800 here"}')
+    with pytest.raises(SpecError, match=r"lone surrogate \\udc00"):
+        read_source("s.json", '{"\\udc00": 1}')
+    assert read_source("s.json", '{"a": "\\ud83d\\ude00"}').data == {"a": "\U0001F600"}
+
+
+@pytest.mark.parametrize(("name", "text", "where"), [
+    ("s.yaml", "a: 1\nb: 9223372036854775808\n", "s.yaml:2:4 /b"),
+    ("s.yaml", "b: -9223372036854775808\n", "s.yaml:1:4 /b"),
+    ("s.json", '{"a": 1,\n "b": 9223372036854775808}', "s.json:2:7 /"),
+])
+def test_integers_past_64_bits_are_refused(name: str, text: str, where: str) -> None:
+    with pytest.raises(SpecError, match=rf"{where}: .*number too large: more than 64 bits"):
+        read_source(name, text)
+    assert read_source(name, text.replace("922337203685477580", "92233720368547758")).data  # one digit fewer: fine
