@@ -12,6 +12,7 @@ does. The `skillmake` front end uses it; plain doit uses it when the project's p
 from __future__ import annotations
 
 import io
+import os
 from collections import Counter
 from typing import Any
 
@@ -34,13 +35,25 @@ class Clean(DoitClean):
             cleaned.add(task.name)
             what = (task.meta or {}).get(META)
             if what and task.clean_actions and not dryrun:
+                there = _anything_there(task)
                 task.clean(io.StringIO(), dryrun)  # failures still reach stderr (doit writes them there)
-                counts[what] += 1
+                counts[what] += there  # a second `clean` cleans nothing, and says so
             else:
                 task.clean(self.outstream, dryrun)  # a dry run lists what it would do, one line each
             if forget:
                 self.dep_manager.remove(task.name)
         self.dep_manager.close()
-        if counts:
-            done = ", ".join(f"{n} {what}{'s' if n != 1 else ''}" for what, n in sorted(counts.items()))
+        if +counts:
+            done = ", ".join(f"{n} {what}{'s' if n != 1 else ''}" for what, n in sorted(counts.items()) if n)
             self.outstream.write(f"skillmake: cleaned {done}\n")
+        elif counts:
+            self.outstream.write("skillmake: nothing to clean (the views and reports are already gone)\n")
+
+
+def _anything_there(task: Any) -> bool:
+    """Whether any path a skillmake clean action would remove exists now (its last argument)."""
+    for action in task.clean_actions:
+        args = getattr(action, "args", None) or ()
+        if args and isinstance(args[-1], str) and os.path.lexists(args[-1]):
+            return True
+    return False

@@ -255,3 +255,13 @@ def test_a_fresh_runs_shared_grades_do_not_say_reused_from_the_store(tmp_path: P
     assert run.code == 0, run.err
     assert "reused from the store" not in run.out, run.out  # nothing was in the store before this run
     assert run.out.count("identical to a grade made this run") == 2, run.out  # three equal outputs, one grade
+
+
+def test_clean_twice_cleans_nothing_the_second_time_and_says_so(tmp_path: Path,
+                                                               tmp_path_factory: pytest.TempPathFactory) -> None:
+    project = copy_of(populated(tmp_path_factory), tmp_path / "proj")
+    first = project.run("clean", "trial", check_views=False)
+    assert (first.code, first.out.strip()) == (0, "skillmake: cleaned 24 trial views"), first.err
+    again = project.run("clean", "trial", check_views=False)
+    assert (again.code, again.out.strip()) == (
+        0, "skillmake: nothing to clean (the views and reports are already gone)"), again.err
