@@ -25,9 +25,9 @@ TOP = ("name", "description", "skill", "agent", "trials", "timeout", "baseline",
        "output_file", "output_files", "thresholds", "sandbox", "trigger_tests", "tags", "cases")
 AGENT = ("kind", "command", "model", "max_turns", "max_tokens", "budget_usd", "flags", "env", "pass_env",
          "allowed_tools", "sync_tasks", "allow_hang_heuristic")
-CASE = ("id", "description", "prompt", "args", "user_prompt", "setup", "cleanup", "input_files", "output_file",
-        "output_files", "timeout", "required", "tags", "checks", "rubric", "pass_threshold", "expectations",
-        "expected_output", "criteria", "sections")
+CASE = ("id", "description", "prompt", "inputs", "args", "user_prompt", "setup", "cleanup", "input_files",
+        "output_file", "output_files", "timeout", "required", "tags", "checks", "rubric", "pass_threshold",
+        "expectations", "expected_output", "criteria", "sections")
 CHECK = ("type", "id", "name", "file")
 JUDGE = ("provider", "model", "pass_threshold")
 _ORDER = ((re.compile(r""), TOP), (re.compile(r"(/variants/\d+)?/agent"), AGENT), (re.compile(r"/judge"), JUDGE),
@@ -175,6 +175,8 @@ def translate(seed: str, *, root: str, config: Config, out: str, fmt: str | None
     translation = adapters.adapter(fmt).translate(src, path=seed, root=root)
     data = copy.deepcopy(translation.data)
     comments: dict[str, list[str]] = {}
+    if fmt == "eva":
+        _live_prompts(data, src, seed=seed, root=root)
     if getattr(translation, "agent_is_default", False) and "kind" in config.agent:
         _project_agent(data, config, seed=seed, root=root, comments=comments)
     rebase(data, old=os.path.dirname(seed), new=os.path.dirname(out))
@@ -198,6 +200,18 @@ def translate(seed: str, *, root: str, config: Config, out: str, fmt: str | None
             f"agent: none named, as in the {fmt} file: the project's agent runs it ([tool.skillmake] agent, "
             f"now {agent}), so both share its trials and follow it when it changes")
     return Imported(fmt=fmt, seed=seed, out=out, data=data, comments=comments, lent_agent=lent)
+
+
+def _live_prompts(data: dict[str, Any], src: Any, *, seed: str, root: str) -> None:
+    """eva renders prompt.xml for each case when it runs: the native spec keeps each case's variables (`inputs`)
+    rather than the text rendered today, so an edit of prompt.xml after the import sends its new text (the rendered
+    prompt, and so every key, is the same as the seed's until then)."""
+    from .adapters.eva import case_inputs
+
+    for case, variables in zip(data.get("cases", []), case_inputs(src, path=seed, root=root), strict=False):
+        if variables is not None and "prompt" in case:
+            del case["prompt"]
+            case["inputs"] = variables
 
 
 def _project_agent(data: dict[str, Any], config: Config, *, seed: str, root: str,

@@ -56,6 +56,7 @@ class Rules:
         self.errors: list[SpecError] = []
         self.skill: Skill | None = None
         self.inputs: dict[int, list[InputFile]] = {}
+        self.rendered: dict[int, str] = {}  # the prompt of each case with `inputs` (its prompt file, rendered)
         self.tainted: set[str] = set()
         for pointer in bad:
             while pointer not in self.tainted:
@@ -238,8 +239,36 @@ class Rules:
                 self._collision_guard(base, raw, self.inputs[i], captured)
             self._checks(base, raw.get("checks"), captured, {f.dest for f in self.inputs[i]})
             self._section_formats(base, raw.get("sections"))
+            if "inputs" in raw and self.clean(f"{base}/inputs"):
+                self._render(base, raw)
             if self.clean(base) and case_id is not None:
                 self._something_to_grade(base, raw, case_id)
+
+    def _render(self, base: str, raw: dict[str, Any]) -> None:
+        """A case's `inputs`: the prompt is the spec's prompt file (eva's prompt.xml) with its {{ name }}s replaced,
+        read now, so the text sent is the file's as it is (self.rendered, Case.prompt)."""
+        from .adapters.eva import placeholders, render
+
+        if "prompt" in raw:
+            self.error(f"{base}/inputs", "a case has either `prompt` or `inputs`, not both",
+                       "`inputs` renders the prompt file into the prompt: remove one of them")
+            return
+        if self.skill is None or self.skill.kind != "prompt":
+            self.error(f"{base}/inputs", "`inputs` needs a prompt file as the skill (e.g. `skill: prompt.xml`)",
+                       "write the case's `prompt` instead, or point `skill` at the prompt file it renders")
+            return
+        try:
+            with open(self.skill.path, encoding="utf-8") as f:
+                template = f.read()
+        except (OSError, UnicodeDecodeError) as exc:
+            self.error("/skill", f"cannot read the prompt file: {exc}", "save it as UTF-8 text")
+            return
+        missing = sorted(placeholders(template) - set(raw["inputs"]))
+        if missing:
+            self.error(f"{base}/inputs", f"the prompt file uses {', '.join('{{' + m + '}}' for m in missing)}, which "
+                       "this case's inputs do not give", f"add {', '.join(missing)} to the case's inputs")
+            return
+        self.rendered[int(base.rsplit("/", 1)[1])] = render(template, raw["inputs"])
 
     def _something_to_grade(self, base: str, raw: dict[str, Any], case_id: str) -> None:
         if raw.get("checks") or any(raw.get(k) for k in ("rubric", "expectations", "criteria", "sections")):

@@ -33,6 +33,23 @@ OPS: dict[str, tuple[str, str]] = {
 }
 
 
+def placeholders(template: str) -> set[str]:
+    """The variable names a prompt template uses (`{{ name }}`)."""
+    return {m.group(1) for m in PLACEHOLDER.finditer(template)}
+
+
+def render(template: str, variables: dict[str, Any]) -> str:
+    """eva's rendering: each `{{ name }}` replaced by the variable's text (one not given is left as written)."""
+    return PLACEHOLDER.sub(lambda m: _text(variables.get(m.group(1), m.group(0))), template)
+
+
+def case_inputs(src: Source, *, path: str, root: str) -> list[dict[str, Any] | None]:
+    """Each case's variables (its inputs_from file's, then its inline inputs over them), as a native spec's
+    `inputs` keeps them (`skillmake import`): the prompt is rendered from prompt.xml when the spec is loaded."""
+    translator = _Translator(src, path=path, root=root)
+    return [translator._variables(f"/cases/{i}", raw) for i, raw in enumerate(src.data["cases"])]
+
+
 def is_eva_spec(spec: Spec) -> bool:
     """Whether a loaded spec is an eva eval: an `eval.yml` whose thing under test is the prompt.xml beside it
     (what this adapter makes; a native spec names a SKILL.md folder or a command .md). Results read this to
@@ -227,7 +244,7 @@ class _Translator:
             names = ", ".join(f"{{{{{n}}}}}" for n in missing)
             self.error(where, f"{PROMPT_FILE} uses {names}, which case {raw['name']!r} does not give",
                        f"add {', '.join(missing)} to the case's inputs (or to its {INPUTS_FILE})", key=True)
-        return PLACEHOLDER.sub(lambda m: _text(variables.get(m.group(1), m.group(0))), template)
+        return render(template, variables)
 
 
 def _text(value: Any) -> str:

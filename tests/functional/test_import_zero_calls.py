@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.fakeapi import FakeAPI
+from tests.fakeapi import FakeAPI, Reply
 from tests.functional.project import AGENT, Project
 from tests.functional.test_import import JUDGE, env_of, judge
 
@@ -77,3 +77,37 @@ def test_a_skill_creator_import_runs_nothing_after_evals_json_is_removed(api: Fa
     assert again.code == 0, again.out + again.err
     assert again.agent_calls == 0 and api.count(JUDGE) == judged
     assert (again.trials, again.grades) == (0, 0)
+
+
+EVA_AGENT = """\
+import sys
+from pathlib import Path
+with open(Path(__file__).resolve().parent / "prompts.log", "a") as log:
+    log.write(sys.stdin.read().replace("\\n", " ") + "\\n")
+print("<diff>\\n- total\\n+ sum\\n</diff>")
+"""
+
+
+def test_an_eva_import_keeps_rendering_prompt_xml(api: FakeAPI, tmp_path: Path) -> None:
+    root = tmp_path / "proj"
+    config = f'agent = {{kind = "command", command = ["python3", "{root}/agent.py"]}}\n'
+    p = Project.empty(root, {"agent.py": EVA_AGENT, "skillmake.toml": config})
+    shutil.copytree(SEEDS / "eva" / "diff-surgeon", root / "diff-surgeon")
+    api.default = Reply.text("SCORE=5 REASON=One renamed name, nothing else.")  # eva's rubric reply
+    prompts = root / "prompts.log"
+    seed = p.run(env=api.anthropic_env())
+    assert seed.code == 0 and len(prompts.read_text().splitlines()) == 1, seed.out + seed.err
+
+    done = p.run(cmd=import_cmd("diff-surgeon/eval.yml"), check_views=False)
+    assert done.code == 0, done.out + done.err
+    native = p.read("diff-surgeon/diff-surgeon.eval.yaml")
+    assert "inputs:" in native and "Make the smallest change" not in native  # variables, not a frozen text
+    (root / "diff-surgeon" / "eval.yml").unlink()
+    again = p.run(env=api.anthropic_env())
+    assert again.code == 0 and len(prompts.read_text().splitlines()) == 1, again.out + again.err  # 0 calls
+
+    p.replace("diff-surgeon/prompt.xml", "Make the smallest change", "Make the tiniest change")
+    edited = p.run(env=api.anthropic_env())
+    assert edited.code == 0, edited.out + edited.err
+    sent = prompts.read_text().splitlines()
+    assert len(sent) == 2 and "Make the tiniest change" in sent[1] and "{{" not in sent[1]

@@ -167,7 +167,9 @@ def test_skill_creator_keeps_its_agent_unnamed_and_says_whose_runs_it(tmp_path: 
 
 def test_eva_says_where_the_prompt_came_from(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     text = _import_text(tmp_path, monkeypatch, *EXAMPLES[7])
-    assert '    # eva cases[0].inputs_from: "examples/happy-path"\n    prompt: |\n      <prompt>' in text
+    # The variables, not the text rendered today: prompt.xml is rendered again whenever the spec is loaded.
+    assert ('  # eva cases[0].inputs_from: "examples/happy-path"\n  - id: small-file-happy-path\n'
+            '    inputs: {file: small.py, constraints: rename total to sum}\n') in text
 
 
 def test_moved_elsewhere_paths_are_rewritten_and_keys_that_hold_no_path_stay(
