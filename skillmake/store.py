@@ -15,7 +15,7 @@ from typing import Any
 
 import orjson
 
-from . import atomic
+from . import atomic, redact
 from .canonical import canonical_json, digest_bytes, hex_of
 from .errors import RecordError
 from .schema import validate_record
@@ -93,7 +93,9 @@ class Store:
         return self.action_path(key).exists()
 
     def put_action(self, record: dict[str, Any], *, schema: str) -> None:
-        """Write the record for record['key'] after checking it; the objects it names must already exist."""
+        """Write the record for record['key'] after checking it; the objects it names must already exist. Every
+        text in it is redacted of this process's credentials first (redact.py: defence in depth)."""
+        record = redact.redact_data(record, redact.environment_secrets())
         validate_record(schema, record, what=f"{record.get('kind', 'record')} {record.get('key')}")
         missing = [d for d in named_objects(record) if not self.has(d)]
         if missing:

@@ -13,6 +13,8 @@ from pathlib import Path
 
 from .. import process
 from ..model import Check
+from ..redact import environment_secrets, redact_text
+from ..workspace import clean_env
 from .base import CheckContext, Target, Verdict, decode, norm_path
 
 # Runs the user's code with `output`, `workspace` and `files` defined and reports one JSON
@@ -96,7 +98,10 @@ def python(check: Check, target: Target, ctx: CheckContext) -> Verdict:
             _write_files(ws, ctx)
             workspace = str(ws)
         result_file = scratch / "result.json"
-        env = dict(os.environ)
+        # The agents' clean environment (workspace.clean_env): no API key or token of this process reaches the
+        # check's code, and so none can reach its evidence, the grade record or a report.
+        (scratch / "home").mkdir()
+        env = clean_env(scratch / "home")
         env.update(SKILLMAKE_OUTPUT_FILE=str(scratch / "output.txt"), SKILLMAKE_FILES_FILE=str(scratch / "files.json"),
                    SKILLMAKE_WORKSPACE=workspace, SKILLMAKE_RESULT_FILE=str(result_file),
                    PYTHONDONTWRITEBYTECODE="1")
@@ -111,8 +116,8 @@ def python(check: Check, target: Target, ctx: CheckContext) -> Verdict:
         except (OSError, ValueError):
             last = decode(done.stderr).strip().splitlines()
             why = last[-1] if last else f"exit status {done.returncode}"
-            return Verdict(False, f"python check crashed: {why}")
-        return Verdict(bool(verdict["passed"]), str(verdict["evidence"]))
+            return Verdict(False, redact_text(f"python check crashed: {why}", environment_secrets()))
+        return Verdict(bool(verdict["passed"]), redact_text(str(verdict["evidence"]), environment_secrets()))
 
 
 CHECKS = {"python": python}

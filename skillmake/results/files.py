@@ -11,6 +11,7 @@ import orjson
 
 from .. import atomic
 from ..errors import RecordError
+from ..redact import environment_secrets, redact_bytes
 from ..schema import validate_record
 from .grading import grading_json, timing_json
 from .history import history_line, last_row
@@ -34,7 +35,9 @@ def write_json(path: str | Path, data: Mapping[str, Any], *, schema: str, what: 
 
 def write_changed(path: str | Path, data: bytes, *, durable: bool = False) -> bool:
     """Write `data` atomically unless the file holds exactly it already; True if written. A re-render that changed
-    nothing then writes nothing (a reader with the file open, a sync or a CI cache keyed by mtime sees no change)."""
+    nothing then writes nothing (a reader with the file open, a sync or a CI cache keyed by mtime sees no change).
+    Every result file passes here, and is redacted of this process's credentials on the way (redact.py)."""
+    data = redact_bytes(data, environment_secrets())
     try:
         with open(path, "rb") as f:
             if f.read(len(data) + 1) == data:

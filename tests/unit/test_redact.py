@@ -1,0 +1,38 @@
+"""skillmake.redact: which environment values are credentials, and redacting them out of data and written bytes."""
+
+from __future__ import annotations
+
+import orjson
+
+from skillmake.redact import REDACTED, environment_secrets, redact_bytes, redact_data
+
+
+def test_credentials_are_found_by_name_and_flags_and_locations_are_not() -> None:
+    env = {"ANTHROPIC_API_KEY": "sk-ant-0123456789", "OPENAI_APIKEY": "sk-openai-0123", "GITHUB_TOKEN": "ghp_abcdefgh",
+           "AWS_SECRET_ACCESS_KEY": "aws/secret+value", "DB_PASSWORD": "hunter2hunter2",
+           "SKILLMAKE_NO_API_KEY": "1", "FEATURE_TOKEN": "true", "AWS_WEB_IDENTITY_TOKEN_FILE": "/var/run/token-file",
+           "ANTHROPIC_BASE_URL": "http://127.0.0.1:9999", "HOME": "/home/someone-long", "PATH": "/usr/bin:/bin"}
+    assert set(environment_secrets(env)) == {"sk-ant-0123456789", "sk-openai-0123", "ghp_abcdefgh",
+                                             "aws/secret+value", "hunter2hunter2"}
+    # Longest first: a secret that contains another is replaced whole.
+    assert environment_secrets({"A_TOKEN": "abcdefgh", "B_TOKEN": "abcdefgh-longer"}) == ("abcdefgh-longer",
+                                                                                           "abcdefgh")
+
+
+def test_data_is_redacted_everywhere_and_untouched_data_is_the_same_object() -> None:
+    record = {"key": "sha256:00", "checks": [{"evidence": "saw sk-ant-0123456789 here", "passed": False}],
+              "sk-ant-0123456789": 1, "n": 3}
+    out = redact_data(record, ["sk-ant-0123456789"])
+    assert out == {"key": "sha256:00", "checks": [{"evidence": f"saw {REDACTED} here", "passed": False}],
+                   REDACTED: 1, "n": 3}
+    assert record["checks"][0]["evidence"] == "saw sk-ant-0123456789 here"  # the caller's data is not changed
+    clean = {"a": ["b", {"c": "d"}]}
+    assert redact_data(clean, ["sk-ant-0123456789"]) is clean
+    assert redact_data(record, []) is record
+
+
+def test_bytes_are_redacted_also_where_json_escaped_the_secret() -> None:
+    secret = 'pa"ss\\word-123'
+    data = orjson.dumps({"evidence": f"got {secret}"})
+    assert secret.encode() not in data  # written escaped
+    assert redact_bytes(data, [secret]) == orjson.dumps({"evidence": f"got {REDACTED}"})
