@@ -52,6 +52,11 @@ def find_root(start: str | None = None) -> str:
     return here
 
 
+def project_file(folder: str) -> str | None:
+    """The file that makes `folder` a project root, if any (discovery leaves such a folder below the root alone)."""
+    return _project_file(folder)
+
+
 def _project_file(folder: str) -> str | None:
     """The file that makes `folder` a project root, if any."""
     if os.path.isfile(os.path.join(folder, CONFIG_FILE)):

@@ -112,6 +112,7 @@ class Discovery:
     files: list[str] = field(default_factory=list)
     heads: dict[str, Head] = field(default_factory=dict)  # every found file (specs and skipped) → its head
     skipped: list[Head] = field(default_factory=list)
+    nested: list[str] = field(default_factory=list)  # folders below the root that are projects of their own
 
 
 class NoSpecs(SkillmakeError):
@@ -124,6 +125,13 @@ class NoSpecs(SkillmakeError):
         message = f"no specs found under {found.root} (searched: {where})"
         if found.skipped:
             message += f"; {skipped_note(found.skipped, found.root)}"
+        if found.nested:  # run from a folder above several projects: each is its own, never merged into one
+            shown = ", ".join(_shown(n, found.root) + "/" for n in found.nested[:5])
+            more = f" and {len(found.nested) - 5} more" if len(found.nested) > 5 else ""
+            message += f"; the projects below it are run on their own: {shown}{more}"
+            super().__init__(message, hint=f"cd into one of them, or `skillmake --root "
+                                           f"{_shown(found.nested[0], found.root)}`")
+            return
         super().__init__(message, hint="write a <skill>.eval.yaml beside your skill (`skillmake init` writes one), "
                                        "or point [tool.skillmake] specs at the folders that hold them; "
                                        "`--root DIR` runs another project")
@@ -164,7 +172,7 @@ def scan(root: str, config: Config | None = None) -> Discovery:
                 if not _excluded(os.path.relpath(match, root), config.exclude):
                     paths.add(os.path.normpath(match))
             elif os.path.isdir(match):
-                paths.update(_walk(match, root, config.exclude, skip_real))
+                paths.update(_walk(match, root, config.exclude, skip_real, found.nested))
     for path in sorted(paths):
         head = read_head(path)
         if not _claimed(head):
@@ -183,7 +191,11 @@ def _claimed(head: Head) -> bool:
     return os.path.basename(head.path) != "eval.json" or head.foreign == "clauditor"
 
 
-def _walk(top: str, root: str, exclude: tuple[str, ...], skip_real: set[str]) -> list[str]:
+def _walk(top: str, root: str, exclude: tuple[str, ...], skip_real: set[str], nested: list[str]) -> list[str]:
+    """Spec files under `top`; a folder that is a project of its own (its skillmake.toml, [tool.skillmake] or
+    dodo.py) is never entered, as git leaves a nested repository alone: it is added to `nested` instead."""
+    from .config import project_file
+
     out: list[str] = []
     for folder, dirs, files in oswalk.walk(top, max_depth=MAX_SEARCH_DEPTH):
         rel = os.path.relpath(folder, root)
@@ -191,6 +203,9 @@ def _walk(top: str, root: str, exclude: tuple[str, ...], skip_real: set[str]) ->
                          and not os.path.exists(os.path.join(folder, d, "pyvenv.cfg"))
                          and not _excluded(os.path.normpath(os.path.join(rel, d)), exclude)
                          and os.path.realpath(os.path.join(folder, d)) not in skip_real)
+        for d in [d for d in dirs if project_file(os.path.join(folder, d))]:
+            dirs.remove(d)
+            nested.append(os.path.join(folder, d))
         out.extend(os.path.normpath(os.path.join(folder, f)) for f in files
                    if (f.endswith(SPEC_SUFFIXES) or seed_file(os.path.join(folder, f)))
                    and not _excluded(os.path.normpath(os.path.join(rel, f)), exclude))

@@ -265,3 +265,20 @@ def test_clean_twice_cleans_nothing_the_second_time_and_says_so(tmp_path: Path,
     again = project.run("clean", "trial", check_views=False)
     assert (again.code, again.out.strip()) == (
         0, "skillmake: nothing to clean (the views and reports are already gone)"), again.err
+
+
+def test_a_folder_above_several_projects_does_not_merge_them(tmp_path: Path) -> None:
+    for name in ("p1", "p2"):
+        Project(tmp_path / "top" / name).write("skillmake.toml", "")
+    top = Project.empty(tmp_path / "top")
+    run = top.run(check_views=False)
+    assert run.code == 5 and run.agent_calls == 0, run.out + run.err
+    assert "the projects below it are run on their own: p1/, p2/" in run.err
+    assert not (tmp_path / "top" / ".skillmake").exists()
+    # A project's own run sees only its own specs, and a spec folder of the project is still searched.
+    inner = Project.empty(tmp_path / "top" / "p1")
+    inner.write("nested/p3/skillmake.toml", "")
+    inner.write("nested/p3/gamma.eval.yaml", "not: even valid\n")
+    done = inner.run("validate")
+    assert done.code == 0, done.out + done.err
+    assert done.out.strip() == "2 spec(s) valid"
