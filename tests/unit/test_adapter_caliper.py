@@ -16,6 +16,7 @@ from skillmake.adapters.detect import foreign_format
 from skillmake.config import Config
 from skillmake.errors import SpecErrors
 from skillmake.keys import KeyMaker, grade_part
+from skillmake.model import Spec
 from skillmake.source import read_source
 from skillmake.spec import load_spec
 
@@ -191,3 +192,58 @@ def test_notes_name_what_has_no_native_twin(tmp_path: Path) -> None:
     notes = ADAPTER.translate(read_source(str(path)), path=str(path), root=str(path.parent)).notes
     assert any("pass@k" in n and "pass_at_k_caliper" in n for n in notes)
     assert any("--k 3" in n and "--timeout 120" in n and "--workers 4" in n for n in notes)
+
+
+def _load(tmp_path: Path, text: str) -> Spec:
+    (tmp_path / "SKILL.md").write_text("---\nname: s\ndescription: d\n---\nbody\n")
+    path = tmp_path / "s.eval.yaml"
+    path.write_text(text)
+    return load_spec(str(path), root=str(tmp_path))
+
+
+def _warnings(spec: Spec) -> list[str]:
+    return [n for n in spec.notes if n.startswith("warning: ")]
+
+
+def test_keys_caliper_ignores_are_accepted_with_a_warning_and_a_did_you_mean(tmp_path: Path) -> None:
+    spec = _load(tmp_path, "skill: {path: ./SKILL.md, timeout: 3}\nsandbox: {forbiden_files: [x]}\n"
+                           "tasks:\n  - {id: t1, name: a, prompt: p, expect: e, retries: 2}\n")
+    assert [c.id for c in spec.cases] == ["task-001"] and spec.forbidden_files == ()
+    assert _warnings(spec) == [
+        "warning: skill.timeout is not a caliper key; caliper ignores it and so does skillmake",
+        "warning: sandbox.forbiden_files is not a caliper key; caliper ignores it and so does skillmake; did you "
+        "mean 'forbidden_files'?",
+        "warning: tasks[0].retries is not a caliper key; caliper ignores it and so does skillmake",
+        "warning: tasks[0].id is replaced by caliper's automatic id task-001, here too"]
+
+
+def test_a_duplicate_yaml_key_keeps_the_last_value_as_pyyaml_does(tmp_path: Path) -> None:
+    spec = _load(tmp_path, "skill: {path: ./SKILL.md}\ntasks:\n  - name: a\n    prompt: first\n    prompt: second\n"
+                           "    expect: e\n")
+    assert spec.cases[0].prompt == "second"
+    assert _warnings(spec) == ["warning: duplicate key 'prompt' at line 5 (first at line 4); caliper keeps the last "
+                               "value, and so does skillmake"]
+
+
+def test_a_native_spec_still_refuses_a_duplicate_key(tmp_path: Path) -> None:
+    with pytest.raises(SpecErrors, match="duplicate key 'prompt'"):
+        _load(tmp_path, "skill: SKILL.md\nagent: {kind: command, command: [cat]}\ncases:\n  - id: a\n"
+                        "    prompt: p\n    prompt: q\n    checks: [{type: contains, needle: x}]\n")
+
+
+def test_empty_tasks_is_a_valid_spec_with_nothing_to_run(tmp_path: Path) -> None:
+    spec = _load(tmp_path, "skill: {path: ./SKILL.md}\ntasks: []\n")
+    assert spec.cases == () and any("tasks: []" in w for w in _warnings(spec))
+
+
+def test_null_and_empty_strings_mean_none_as_caliper_tests_them(tmp_path: Path) -> None:
+    spec = _load(tmp_path, "skill: {path: '', model: ''}\njudge: {model: null}\ntasks:\n"
+                           "  - {name: a, prompt: p, expect: '', assert: assert True, setup: null, cleanup: ''}\n")
+    case = spec.cases[0]
+    assert spec.skill.kind == "none" and spec.arms[0].agent.model is None and spec.judge.model is None
+    assert (case.expectations, case.setup, case.cleanup, len(case.checks)) == ((), None, None, 1)
+
+
+def test_a_missing_tasks_key_is_reported_under_calipers_name(tmp_path: Path) -> None:
+    with pytest.raises(SpecErrors, match="missing required key 'tasks'"):
+        _load(tmp_path, "skill: {path: ./SKILL.md, backend: codex}\n")
