@@ -163,12 +163,14 @@ def _triggers(links: Links, report: Report) -> str:
             title = f"trial {t.get('k')}: {'triggered' if t.get('triggered') else 'did not trigger'} ({state})"
             marks.append(outcome(state, href=links.record(key) if data.is_digest(key) else None, title=title))
         ok = q.get("pass")
+        no_result = '<span class="mute" title="no run of this query produced a result">no result</span>'
         rows.append(f"<tr><td><code>{e(q.get('id', ''))}</code></td><td>{e(q.get('query', ''))}</td>"
                     f"<td>{'yes' if q.get('should_trigger') else 'no'}</td>"
                     f"<td class='num'>{e(q.get('triggers', '—'))}/{e(q.get('runs', '—'))}"
                     f"<br>{''.join(marks)}</td><td class='num'>{num(q.get('trigger_rate'))}</td>"
                     f"<td class='num'>{e(q.get('errors', 0))}</td>"
-                    f"<td>{badge('pass' if ok else 'fail') if ok is not None else '—'}</td></tr>")
+                    f"<td>{badge('pass' if ok else 'fail') if ok is not None and q.get('runs') != 0 else no_result}"
+                    "</td></tr>")
     fp = ", ".join(str(x) for x in triggers.get("false_positives") or ()) or "none"
     summary = (f'<p class="meta">{e(s.get("passed", "?"))}/{e(s.get("total", "?"))} queries passed · agent '
                f'{e(triggers.get("agent", "?"))}, {e(triggers.get("runs", "?"))} run(s) each, threshold '

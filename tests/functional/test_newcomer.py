@@ -101,6 +101,11 @@ def test_when_every_trigger_run_errs_the_summary_says_no_result_and_the_hint_onc
     hint = "and add `pass_env: [CLAUDE_CODE_OAUTH_TOKEN]` to the spec's agent"
     assert both.count(hint) == 1, both  # whole (its last words are there) and once
     assert both.count("claude-code has no credentials") == 1, both
+    html = (project.root / ".skillmake/reports/kids/report.html").read_text()
+    assert "no result" in html and "false positive" not in html
+    assert project.run("view", "--export", str(tmp_path / "site"), env=env).code == 0
+    page = (tmp_path / "site" / "specs" / "kids" / "index.html").read_text()
+    assert page.count(">no result</span>") == 3, page
 
 
 # -- a deleted spec goes, with its folders --------------------------------------------------------------------------
