@@ -14,6 +14,7 @@ from skillmake.adapters import adapter
 from skillmake.adapters.detect import foreign_format
 from skillmake.errors import SpecErrors
 from skillmake.source import read_source
+from skillmake.spec import load_spec
 
 REPO = Path(__file__).resolve().parents[2]
 SCHEMA = json.loads((REPO / "schemas" / "eva.schema.json").read_text())
@@ -169,3 +170,31 @@ def test_inputs_from_outside_the_project_is_refused(tmp_path: Path) -> None:
     path = _eva(project, ONE.replace("inputs_from: ex", f"inputs_from: {os.path.relpath(outside, project)}"))
     with pytest.raises(SpecErrors, match="outside the project root"):
         _translate(path, project)
+
+
+def _native(tmp_path: Path, case: str, skill: str = "prompt.xml") -> Path:
+    (tmp_path / "prompt.xml").write_text("<task>Rename {{ old }} to {{new}}.</task>\n")
+    (tmp_path / "cmd.md").write_text("A command.\n")
+    path = tmp_path / "n.eval.yaml"
+    path.write_text(f"skill: {skill}\nagent: {{kind: command, command: [cat]}}\ncases:\n  - id: a\n{case}"
+                    "    checks: [{type: contains, needle: x}]\n")
+    return path
+
+
+def test_a_native_cases_inputs_render_the_prompt_file_when_the_spec_is_loaded(tmp_path: Path) -> None:
+    path = _native(tmp_path, "    inputs: {old: total, new: sum}\n")
+    assert load_spec(str(path), root=str(tmp_path)).cases[0].prompt == "<task>Rename total to sum.</task>\n"
+    (tmp_path / "prompt.xml").write_text("<task>Now call {{old}} {{new}}.</task>\n")
+    assert load_spec(str(path), root=str(tmp_path)).cases[0].prompt == "<task>Now call total sum.</task>\n"
+
+
+@pytest.mark.parametrize(("case", "skill", "message"), [
+    ("    inputs: {old: total}\n", "prompt.xml", "the prompt file uses {{new}}, which this case's inputs do not give"),
+    ("    prompt: p\n    inputs: {old: a, new: b}\n", "prompt.xml", "either `prompt` or `inputs`, not both"),
+    ("    inputs: {old: a, new: b}\n", "cmd.md", "`inputs` needs a prompt file as the skill"),
+])
+def test_native_inputs_errors_are_located_at_the_case(tmp_path: Path, case: str, skill: str, message: str) -> None:
+    with pytest.raises(SpecErrors) as raised:
+        load_spec(str(_native(tmp_path, case, skill)), root=str(tmp_path))
+    assert [e.loc.pointer for e in raised.value.errors if e.loc] == ["/cases/0/inputs"]
+    assert message in raised.value.errors[0].message
