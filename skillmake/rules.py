@@ -103,7 +103,7 @@ class Rules:
         if isinstance(triggers, dict) and self.clean("/trigger_tests"):
             from . import trigger_spec
 
-            trigger_spec.check(triggers, skill=self.skill, folder=self.folder, clean=self.clean,
+            trigger_spec.check(triggers, skill=self.skill, folder=self.folder, clean=self.clean, root=self.root,
                                report=lambda pointer, message, hint: self.error(pointer, message, hint))
 
     def _variants(self) -> None:

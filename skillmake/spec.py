@@ -266,7 +266,7 @@ def _build(data: dict[str, Any], rules: Rules) -> Spec:
         forbidden_files=tuple(sandbox.get("forbidden_files", ())),
         extra_path=tuple(sandbox.get("extra_path", ())),
         trigger_tests=trigger_spec.build(data.get("trigger_tests"), agent=agent, folder=rules.folder,
-                                         make_agent=_agent, base_agent=data["agent"]),
+                                         make_agent=_agent, base_agent=data["agent"], root=rules.root),
         tags=tuple(data.get("tags", ())),
         declared=frozenset(data))
 

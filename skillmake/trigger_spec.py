@@ -11,6 +11,7 @@ from typing import Any
 
 from .errors import SkillmakeError
 from .model import AgentConfig, Distractor, Skill, TriggerQuery, TriggerTests
+from .paths import ALLOWED_ROOTS_VAR, allowed_roots, within
 
 Report = Callable[[str, str, str], None]  # (pointer, message, hint)
 LISTS = ("should_trigger", "should_not_trigger")
@@ -74,7 +75,7 @@ def skill_identity(skill: Skill) -> tuple[str, str | None, dict[str, Any]]:
 
 
 def check(data: Mapping[str, Any], *, skill: Skill | None, folder: str, report: Report,
-          clean: Callable[[str], bool]) -> None:
+          clean: Callable[[str], bool], root: str | None = None) -> None:
     """Rules over a schema-valid `trigger_tests`: one query in both lists, duplicate ids, unreadable distractors,
     a skill with no description to measure."""
     seen: dict[str, str] = {}
@@ -101,7 +102,7 @@ def check(data: Mapping[str, Any], *, skill: Skill | None, folder: str, report: 
         if not clean(pointer):
             continue
         try:
-            found = distractor(raw, folder=folder)
+            found = distractor(raw, folder=folder, root=root)
         except SkillmakeError as exc:
             report(pointer, exc.message, exc.hint or "point it at a skill folder holding SKILL.md, or a command .md")
             continue
@@ -124,11 +125,15 @@ def check(data: Mapping[str, Any], *, skill: Skill | None, folder: str, report: 
                    "add `description: …` to the frontmatter of its SKILL.md")
 
 
-def distractor(raw: Any, *, folder: str) -> Distractor:
-    """A distractor written inline ({name, description}) or as a path to a skill folder or command .md."""
+def distractor(raw: Any, *, folder: str, root: str | None = None) -> Distractor:
+    """A distractor written inline ({name, description}) or as a path to a skill folder or command .md. A path
+    stays where a `skill:` may (under the project `root` or an allowed root, links resolved): its description
+    is shown to the agent, so a spec must not read one from anywhere on the machine."""
     if isinstance(raw, dict):
         return Distractor(name=str(raw["name"]), description=str(raw["description"]))
     path = os.path.normpath(os.path.join(folder, os.path.expanduser(str(raw))))
+    if root is not None and os.path.exists(path):
+        _contained(raw, path, root)
     if os.path.isdir(path):
         kind, md = "folder", os.path.join(path, "SKILL.md")
         name = os.path.basename(path)
@@ -142,6 +147,8 @@ def distractor(raw: Any, *, folder: str) -> Distractor:
                              hint="the path is relative to the spec's folder (or write {name, description})")
     if not os.path.isfile(md):
         raise SkillmakeError(f"distractor {raw!r} is a folder without SKILL.md", hint="point it at a skill folder")
+    if root is not None:
+        _contained(raw, md, root)  # SKILL.md itself may be a link out of an allowed folder
     try:
         _, description, _ = skill_identity(Skill(name=name, path=path if kind == "command" else os.path.dirname(md),
                                                  kind=kind))
@@ -153,8 +160,21 @@ def distractor(raw: Any, *, folder: str) -> Distractor:
     return Distractor(name=name, description=description, source=md)
 
 
+def _contained(raw: Any, path: str, root: str) -> None:
+    roots, _ = allowed_roots(root)
+    resolved = os.path.realpath(path)
+    if any(within(resolved, r) for r in roots):
+        return
+    shown = resolved if os.path.isabs(os.path.expanduser(str(raw))) else os.path.relpath(resolved,
+                                                                                         os.path.realpath(root))
+    raise SkillmakeError(f"distractor {raw!r} is outside the project root (it resolves to {shown})",
+                         hint=f"keep distractor skills inside the project (or write {{name, description}} inline), "
+                              f"or allow their folder: {ALLOWED_ROOTS_VAR}=/abs/folder (see docs/paths.md)")
+
+
 def build(data: Mapping[str, Any] | None, *, agent: AgentConfig, folder: str,
-          make_agent: Callable[[dict[str, Any]], AgentConfig], base_agent: Mapping[str, Any]) -> TriggerTests | None:
+          make_agent: Callable[[dict[str, Any]], AgentConfig], base_agent: Mapping[str, Any],
+          root: str | None = None) -> TriggerTests | None:
     """The model of a schema- and rule-valid `trigger_tests` (None when the spec has no query)."""
     if not data:
         return None
@@ -168,4 +188,5 @@ def build(data: Mapping[str, Any] | None, *, agent: AgentConfig, folder: str,
     return TriggerTests(queries=queries, agent=trigger_agent, runs=int(data.get("runs", 3)),
                         threshold=float(data.get("threshold", 0.5)),
                         timeout=float(data["timeout"]) if "timeout" in data else None,
-                        distractors=tuple(distractor(d, folder=folder) for d in data.get("distractors") or ()))
+                        distractors=tuple(distractor(d, folder=folder, root=root)
+                                                        for d in data.get("distractors") or ()))

@@ -158,3 +158,92 @@ def test_strict_integers_agree_between_the_fast_and_the_reference_validator() ->
                   for e in reference_validator(load_schema(SPEC), strict_integers=True).iter_errors(data))
     assert fast == slow == ["['cases', 0, 'checks', 0, 'length']", "['trials']"]
     assert list(validator(SPEC).iter_errors(data)) == []  # JSON Schema's own rule: 2.0 is an integer
+
+
+# --- the escape list: every way a spec could name a path outside the project, each refused at its field ------
+
+ESCAPE_SPEC = """\
+skill: {skill}
+agent: {{kind: claude-code}}
+output_files: [{output}]
+cases:
+  - id: one
+    prompt: say hello
+    input_files: [{input}]
+    checks:
+      - {{type: python, script: {script}}}
+      - {{type: json_schema, schema_file: {schema}}}
+trigger_tests:
+  should_trigger: [say hello]
+  distractors: [{distractor}]
+"""
+SAFE = {"skill": "skills/s", "output": "out.txt", "input": "fixtures/x.txt", "script": "checks/c.py",
+        "schema": "schema.json", "distractor": "skills/other"}
+POINTERS = {"skill": "/skill", "output": "/output_files/0", "input": "/cases/0/input_files/0",
+            "script": "/cases/0/checks/0/script", "schema": "/cases/0/checks/1/schema_file",
+            "distractor": "/trigger_tests/distractors/0"}
+# (field, how it is written; {out} is the outside folder, absolute): 38 attempts.
+ESCAPES = [
+    *[("skill", w) for w in ("../outside/skill", "{out}/skill", "~/skill", "~/..", "links/skill",
+                             "skills/../../outside/skill")],
+    *[("input", w) for w in ("../outside/x.txt", "{out}/x.txt", "~/x.txt", "links/x.txt",
+                             "fixtures/../../outside/x.txt", "links/dir/x.txt")],
+    *[("script", w) for w in ("../outside/c.py", "{out}/c.py", "links/c.py", "checks/../../outside/c.py",
+                              "links/dir/c.py")],
+    *[("schema", w) for w in ("../outside/schema.json", "{out}/schema.json", "links/schema.json",
+                              "links/dir/schema.json")],
+    *[("output", w) for w in ("../y.txt", "/tmp/y.txt", "~/y.txt", "out/../../y.txt", "..", "./../y.txt")],
+    *[("distractor", w) for w in ("../outside/skill", "{out}/skill", "~/skill", "links/skill",
+                                  "../outside/skill/SKILL.md", "links/skill/SKILL.md", "skills/linked-md",
+                                  "skills/../../outside/skill", "{out}/command.md", "links/command.md",
+                                  "~/command.md")],
+]
+
+
+@pytest.fixture
+def escape_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.delenv(ALLOWED_ROOTS_VAR, raising=False)
+    out = tmp_path / "outside"
+    monkeypatch.setenv("HOME", str(out))
+    root = tmp_path / "proj"
+    for base in (root, out):
+        (base / "skills").mkdir(parents=True)
+        skill_at(base / "skill") if base == out else skill_at(base / "skills/s")
+        (base / "x.txt").write_text("x\n")
+        (base / "c.py").write_text("assert True\n")
+        (base / "schema.json").write_text('{"type": "object"}\n')
+        (base / "command.md").write_text("---\ndescription: tidies\n---\nTidy.\n")
+    skill_at(root / "skills/other")
+    (root / "fixtures").mkdir()
+    (root / "fixtures/x.txt").write_text("x\n")
+    (root / "checks").mkdir()
+    (root / "checks/c.py").write_text("assert True\n")
+    (root / "schema.json").write_text('{"type": "object"}\n')
+    (root / "links").mkdir()
+    for name in ("skill", "x.txt", "c.py", "schema.json", "command.md"):
+        (root / "links" / name).symlink_to(out / name)
+    (root / "links/dir").symlink_to(out)
+    (root / "skills/linked-md").mkdir()
+    (root / "skills/linked-md/SKILL.md").symlink_to(out / "skill/SKILL.md")
+    return root
+
+
+def _spec_with(root: Path, field: str, written: str) -> Path:
+    values = {**SAFE, field: written.format(out=root.parent / "outside")}
+    spec = root / "a.eval.yaml"
+    spec.write_text(ESCAPE_SPEC.format(**{k: f'"{v}"' for k, v in values.items()}))
+    return spec
+
+
+def test_the_safe_spec_of_the_escape_list_is_valid(escape_project: Path) -> None:
+    load_spec(str(_spec_with(escape_project, "skill", "skills/s")), root=str(escape_project))
+
+
+@pytest.mark.parametrize(("field", "written"), ESCAPES, ids=[f"{f}:{w}" for f, w in ESCAPES])
+def test_every_escape_is_refused_at_its_field(escape_project: Path, field: str, written: str) -> None:
+    spec = _spec_with(escape_project, field, written)
+    with pytest.raises(SpecErrors) as info:
+        load_spec(str(spec), root=str(escape_project))
+    pointers = [e.loc.pointer for e in info.value.errors if e.loc]
+    assert pointers == [POINTERS[field]], [e.render() for e in info.value.errors]
+    assert "Traceback" not in info.value.render()
