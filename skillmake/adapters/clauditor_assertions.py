@@ -124,3 +124,21 @@ def _translate(kind: str, a: dict[str, Any]) -> dict[str, Any]:
 def field_format(fmt: str) -> str:
     """A section field's `format` (a name clauditor's registry holds): clauditor's strict pattern, matched in full."""
     return CLAUDITOR_FORMATS[fmt][0]
+
+
+def clauditor_name(a: dict[str, Any]) -> str:
+    """The name clauditor gives an assertion's result (assertions.py), e.g. `has_entries>=3`."""
+    kind, count = a.get("type", ""), a.get("count", 1)
+    if kind in ("contains", "not_contains"):
+        return f"{kind}:{str(a.get('needle', ''))[:40]}"
+    if kind == "regex":
+        return f"regex:{str(a.get('pattern', ''))[:40]}"
+    if kind == "min_count":
+        return f"min_count:{str(a.get('pattern', ''))[:30]}>={a.get('count')}"
+    if kind == "min_length":
+        return f"min_length>={a.get('length')}"
+    if kind == "max_length":
+        return f"max_length<={a.get('length')}"
+    if kind == "has_format":
+        return f"has_format:{a.get('format')}>={count}"
+    return f"{kind}>={count}" if kind in ("has_urls", "has_entries", "urls_reachable") else f"unknown:{kind}"

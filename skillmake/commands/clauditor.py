@@ -217,6 +217,7 @@ def _grade(opts: argparse.Namespace) -> int:
         if about_triggers and reasons and all(r in about_triggers for r in reasons):
             _say("only the spec's trigger_tests keep its verdict red; `skillmake clauditor triggers` runs them")
         reasons = [r for r in reasons if r not in about_triggers]
+    _write_iteration(spec)
     if reasons:
         return clauditor_exit(EXIT_FAILED, report)
     if opts.min_baseline_delta is not None:
@@ -472,6 +473,20 @@ def _run(argv: list[str], *, only: str, opts: argparse.Namespace) -> int:
             return cli.run_with(argv, only=only)
         except SystemExit as exc:  # doit's loader stopping the run (a judge with no credentials: 3)
             return exc.code if isinstance(exc.code, int) else EXIT_USAGE
+
+
+def _write_iteration(spec: Spec) -> None:
+    """clauditor's .clauditor/iteration-N/<skill>/ files of this grade (clauditor_iteration.py), said as it says."""
+    from ..build.tasks import current_root
+    from .clauditor_iteration import write_iteration
+
+    try:
+        written = write_iteration(current_root(), spec)
+    except OSError as exc:  # the grade stands; a CI step reading the files will say what is missing
+        _say(f"could not write clauditor's .clauditor/ files: {exc}")
+        return
+    if written is not None:
+        write_line(sys.stderr, f"Workspace: {os.path.relpath(written)}")
 
 
 def _report(spec: Spec) -> dict[str, Any] | None:

@@ -132,3 +132,26 @@ def test_clauditor_and_skillmake_grade_the_same_specs_alike(fake: FakeAPI, tmp_p
         "three_of_four": (0, 3), "defaults_apply": (1, 2), "mean_score_gate": (1, 3), "assertions_do_not_gate": (0, 2),
         "n_runs_is_not_read": (0, 1), "no_criteria": (1, None)}
     assert {n: r[1] for n, r in results.items()} == {n: r[0] for n, r in results.items()}
+    for name in ("three_of_four", "assertions_do_not_gate"):  # the files a CI step reads: clauditor's shape
+        _same_files(tmp_path / name / "clauditor", tmp_path / name / "skillmake")
+
+
+def _same_files(theirs: Path, ours: Path) -> None:
+    """skillmake's .clauditor/iteration-1/shout/ has clauditor's files, keys and verdicts (values such as tokens,
+    timestamps and evidence texts are each tool's own)."""
+    for name in ("grading.json", "assertions.json", "run-0/output.txt"):
+        assert (ours / ".clauditor/iteration-1/shout" / name).is_file(), name
+    t_grading, o_grading = (json.loads((root / ".clauditor/iteration-1/shout/grading.json").read_text())
+                            for root in (theirs, ours))
+    assert set(o_grading) == set(t_grading)
+    assert [(r["id"], r["criterion"], r["passed"], r["score"]) for r in o_grading["results"]] == \
+        [(r["id"], r["criterion"], r["passed"], r["score"]) for r in t_grading["results"]]
+    assert [set(r) for r in o_grading["results"]] == [set(r) for r in t_grading["results"]]
+    assert o_grading["thresholds"] == t_grading["thresholds"]
+    t_asserts, o_asserts = (json.loads((root / ".clauditor/iteration-1/shout/assertions.json").read_text())
+                            for root in (theirs, ours))
+    assert set(o_asserts) == set(t_asserts) and o_asserts["iteration"] == t_asserts["iteration"] == 1
+    assert [[(r["id"], r["name"], r["passed"], r["kind"]) for r in run["results"]] for run in o_asserts["runs"]] == \
+        [[(r["id"], r["name"], r["passed"], r["kind"]) for r in run["results"]] for run in t_asserts["runs"]]
+    assert [set(r) for run in o_asserts["runs"] for r in run["results"]] == \
+        [set(r) for run in t_asserts["runs"] for r in run["results"]]

@@ -383,3 +383,27 @@ def test_grade_and_validate_run_once_whatever_n_runs_and_the_projects_trials(tmp
     assert (done.code, done.agent_calls, judged) == (0, 0, 1), done.out + done.err
     done, judged = p.run("grade", ALPHA_MD, "--variance", "1", *OPENAI_JUDGE)
     assert (done.code, done.agent_calls, judged) == (0, 1, 1), done.out + done.err
+
+
+def test_grade_writes_clauditors_iteration_folder_each_time(tmp_path: Path, api: FakeAPI) -> None:
+    """issue 19 §2: a CI step that reads .clauditor/iteration-N/<skill>/ finds clauditor's files after each grade
+    (checked against the real clauditor's in tests/differential/test_clauditor_grade_e2e.py)."""
+    p = Clauditor(tmp_path / "p", api)
+    done, _ = p.run("grade", ALPHA_MD, *OPENAI_JUDGE)
+    assert done.code == 0 and "Workspace: .clauditor/iteration-1/alpha" in done.err, done.err
+    first = p.project.root / ".clauditor" / "iteration-1" / "alpha"
+    grading = json.loads((first / "grading.json").read_text())
+    assert (grading["schema_version"], grading["skill_name"]) == (5, "alpha")
+    assert [(r["id"], r["passed"]) for r in grading["results"]] == [("shouted", True)]
+    assert grading["thresholds"] == {"min_pass_rate": 0.7, "min_mean_score": 0.5}
+    runs = json.loads((first / "assertions.json").read_text())["runs"]
+    assert [[(r["id"], r["name"], r["passed"]) for r in run["results"]] for run in runs] == [
+        [("loud", "contains:ONE", True)]]
+    assert "ONE" in (first / "run-0" / "output.txt").read_text()
+    done, _ = p.run("grade", ALPHA_MD, *OPENAI_JUDGE)  # nothing runs again; clauditor's next slot is still written
+    assert done.code == 0 and (p.project.root / ".clauditor" / "iteration-2" / "alpha" / "grading.json").is_file()
+    assert sorted(x.name for x in (p.project.root / ".clauditor").iterdir()) == ["iteration-1", "iteration-2"]
+    api.enqueue(Reply.error(400, "the judge's request was refused"), endpoint=JUDGE)
+    p.project.replace(".claude/commands/alpha.eval.json", "Is the answer shouted?", "Is it loud?")
+    done, _ = p.run("grade", ALPHA_MD, *OPENAI_JUDGE)  # an ungraded run leaves no half-written iteration
+    assert done.code == 3 and not (p.project.root / ".clauditor" / "iteration-3").exists(), done.err
