@@ -132,3 +132,30 @@ def test_an_agent_program_other_than_its_key_is_refused(tmp_path: Path) -> None:
     (tmp_path / "agent.py").write_text("print(2)\n")
     with pytest.raises(Changed, match=r"agent\.py changed while"):
         check_programs(fragment, str(tmp_path), when="while")
+
+
+def test_an_api_agent_is_sent_the_system_prompt_its_key_names(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from skillmake import trial
+    from skillmake.project import Project
+    from tests.fakeapi import FakeAPI, Reply
+
+    root = tmp_path / "proj"
+    (root / "skills" / "s").mkdir(parents=True)
+    (root / "skills" / "s" / "SKILL.md").write_text("---\nname: s\ndescription: d\n---\nthe body\n")
+    (root / "AGENTS.md").write_text("AGENTS-V1: the instructions the key was computed from\n")
+    (root / "s.eval.yaml").write_text("skill: skills/s\nagent: {kind: anthropic, model: claude-sonnet-4-6}\n"
+                                      "cases:\n  - id: a\n    prompt: hello\n"
+                                      "    checks: [{type: min_length, length: 1}]\n")
+    with FakeAPI() as api:
+        for name, value in api.env().items():
+            monkeypatch.setenv(name, value)
+        api.script = lambda request: Reply.text("hi")
+        project = Project.open(str(root))
+        spec = project.specs[0]
+        case, arm = spec.cases[0], spec.arms[0]
+        tkey = project.keys.trial_key(spec, case, arm, 0)  # planned with V1
+        (root / "AGENTS.md").write_text("AGENTS-V2: saved while the run goes on\n")
+        record = trial.execute(project, spec, case, arm, 0, tkey).record
+        assert record["outcome"] == "completed", record["error"]
+        assert len(api.requests) == 1
+        assert api.requests[0].contains("AGENTS-V1") and not api.requests[0].contains("AGENTS-V2")
