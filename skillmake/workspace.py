@@ -34,8 +34,9 @@ KEEP_MAX_BYTES = 64 << 20
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TrialDir:
-    """A trial folder: where it executes (work/<key>-<run>/, with workspace/ and home/), or a cell's view
-    (runs/<spec>/<case>/<arm>/trial-<k>/, with workspace/ and the result files, checked out by checkout.py)."""
+    """A trial folder: where it executes (<key>-<run>/ under hermetic.work_root, outside the project, with
+    workspace/, home/ and the staged skill/), or a cell's view (runs/<spec>/<case>/<arm>/trial-<k>/, with
+    workspace/ and the result files, checked out by checkout.py)."""
 
     root: Path
 
