@@ -244,8 +244,9 @@ def test_tricky_strings_read_back_as_themselves() -> None:
     assert canonical_json(read_yaml("x.yaml", text).data) == canonical_json(data)
 
 
-_scalars = st.one_of(st.text(st.characters(blacklist_categories=("Cs",)), max_size=20), st.integers(-2**63, 2**63 - 1),
-                     st.floats(allow_nan=False, allow_infinity=False), st.booleans())
+_scalars = st.one_of(st.text(st.characters(blacklist_categories=("Cs",)), max_size=20),
+                     st.integers(-2**63 + 1, 2**63 - 1), st.floats(allow_nan=False, allow_infinity=False),
+                     st.booleans())
 _values = st.recursive(_scalars, lambda inner: st.one_of(
     st.lists(inner, max_size=4), st.dictionaries(st.from_regex(r"[a-z_]{1,8}", fullmatch=True), inner, max_size=4)),
     max_leaves=20)
