@@ -36,7 +36,7 @@ def copy_verified(source: str, dest: Path, digest: str, *, what: str) -> None:
     try:
         fd = os.open(source, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except OSError as exc:
-        raise Changed(f"{what} is gone since the run was planned ({exc.strerror})", hint=RERUN_HINT) from None
+        raise Changed(f"{what} cannot be read since the run was planned ({exc.strerror})", hint=RERUN_HINT) from None
     h = hashlib.sha256()
     dest.parent.mkdir(parents=True, exist_ok=True)
     with os.fdopen(fd, "rb") as f:
