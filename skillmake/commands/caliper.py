@@ -6,7 +6,8 @@ results/caliper_results.py, also saved as `.caliper/results/<spec>/<time>.json` 
 it) and its exit codes, caliper's:
 
     run       0 whatever the verdict (caliper reports, it does not gate)   1 no such file, an invalid spec
-              2 the backend could not run at all (caliper's "Backend configuration error": no trial could run)
+              2 the backend could not run at all (caliper's "Backend configuration error": no trial could run),
+                or a bad command line (click's usage error)
     validate  0 the spec is valid                                         1 no such file, an invalid spec
 
 What runs is skillmake's: trials and grades are keyed and cached as a plain `skillmake` run's (a second run with
@@ -24,11 +25,11 @@ import sys
 from typing import Any
 
 from ..console import write_line
-from ..errors import EXIT_OK, EXIT_USAGE
+from ..errors import EXIT_OK, UsageError
 from .argparser import Parser
 
-# caliper's exit codes (commands/run.py, commands/validate.py).
-OK, INVALID, BACKEND_ERROR = 0, 1, 2
+# caliper's exit codes (commands/run.py, commands/validate.py; a bad command line is click's usage error, 2).
+OK, INVALID, BACKEND_ERROR, USAGE_ERROR = 0, 1, 2, 2
 COMMANDS = ("run", "validate")
 
 
@@ -51,7 +52,10 @@ def main(args: list[str]) -> int:
     try:
         opts = parser.parse_args(args)
     except SystemExit as exc:
-        return EXIT_OK if exc.code == 0 else EXIT_USAGE
+        return EXIT_OK if exc.code == 0 else USAGE_ERROR
+    except UsageError as exc:  # caliper's CLI (click) exits 2 on a bad command line
+        write_line(sys.stderr, f"skillmake caliper: {exc.message}" + (f"\n{exc.hint}" if exc.hint else ""))
+        return USAGE_ERROR
     return _validate(opts.spec) if opts.command == "validate" else _run(opts)
 
 

@@ -1,6 +1,7 @@
 """`skillmake caliper run|validate SPEC [FLAGS]`: caliper's command lines with caliper's exit codes (run: 0 whatever
-the verdict, 1 no such file or an invalid spec, 2 no trial could run; validate: 0 or 1), its results file (the
---output path and `.caliper/results/<spec>/`), and skillmake's incrementality; a plain run keeps exit 1."""
+the verdict, 1 no such file or an invalid spec, 2 no trial could run or a bad command line; validate: 0 or 1), its
+results file (the --output path and `.caliper/results/<spec>/`), and skillmake's incrementality; a plain run keeps
+exit 1."""
 
 from __future__ import annotations
 
@@ -69,3 +70,9 @@ def test_run_exits_2_when_no_trial_could_run(tmp_path: Path) -> None:
     p.write("down.py", "import sys\nsys.exit('the backend is not logged in')\n")
     done = caliper(p, "run", "skill/t.eval.yaml")
     assert done.code == 2, done.out + done.err  # type: ignore[attr-defined]
+
+
+def test_a_bad_command_line_exits_2_as_calipers_does(tmp_path: Path) -> None:
+    p = project(tmp_path)
+    done = caliper(p, "run", "skill/t.eval.yaml", "--k", "three")
+    assert done.code == 2 and "--k" in done.err and done.agent_calls == 0  # type: ignore[attr-defined]
