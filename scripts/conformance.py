@@ -273,8 +273,9 @@ FORMATS: dict[str, tuple[Row, ...]] = {
             "still differs'", DC + "test_agreement_count", DC + "test_the_corpus_is_large_and_has_both_kinds"),
         row("`caliper run` / `caliper validate` command lines", "supported", "`skillmake caliper run|validate SPEC "
             "[FLAGS]`: caliper's flags, its results file (`--output`, `.caliper/results/<spec>/`) and exit codes "
-            "(run: 0 whatever the verdict, 1 no file or an invalid spec, 2 no trial could run); plain `skillmake` "
-            "keeps its own", CLI + "test_run_exits_0_with_a_failing_task_and_writes_calipers_results",
+            "(run: 0 whatever the verdict, 1 no file or an invalid spec, 2 no trial could run or a bad command line); "
+            "plain `skillmake` keeps its own", CLI + "test_run_exits_0_with_a_failing_task_and_writes_calipers_results",
+            CLI + "test_a_bad_command_line_exits_2_as_calipers_does",
             CLI + "test_validate_and_run_exit_1_for_an_invalid_spec_or_no_file",
             CLI + "test_run_exits_2_when_no_trial_could_run"),
         row("the whole run beside the real caliper 0.1.0", "supported", "three specs (judged; the assert/cleanup "
