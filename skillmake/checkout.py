@@ -26,6 +26,7 @@ from . import trial as trials
 from .canonical import digest_json
 from .judges import expectations as expectations_judge
 from .model import Arm, Case, Spec
+from .paths import cut_links
 from .project import Project
 from .store import GRADE_SCHEMA, TRIAL_SCHEMA
 from .workspace import kept_tree, materialize, trial_dir
@@ -114,9 +115,11 @@ def checkout(project: Project, cells: Sequence[CellRecords]) -> int:
         if _write_view(project, rec):
             written += 1
     for spec in {id(rec.cell.spec): rec.cell.spec for rec in cells}.values():
+        cut_links(project.runs_dir, project.runs_dir / spec.name)  # never prune through a link out
         _prune(project.runs_dir / spec.name, spec)
     cases = {(id(rec.cell.spec), rec.cell.case.id): (rec.cell.spec, rec.cell.case) for rec in cells}
     for spec, case in cases.values():
+        cut_links(project.runs_dir, project.runs_dir / spec.name / case.id)
         _write_metadata(project.runs_dir / spec.name / case.id, spec, case)
     return written
 
@@ -175,6 +178,7 @@ def _signature(folder: Path) -> dict[str, list[int]] | None:
 def _write_view(project: Project, rec: CellRecords) -> bool:
     c = rec.cell
     folder = trial_dir(project.runs_dir, c.spec, c.case, c.arm.name, c.k).root
+    cut_links(project.runs_dir, folder)  # a linked runs/<spec> (or below) is never written or deleted through
     stamp = rec.stamp
     shown = _read_stamp(folder)
     if shown is not None and shown.get("stamp") == stamp and shown.get("files") == _signature(folder):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 
 from .oswalk import walk
 from .skillscope import SKILL_SKIP, not_skill, skill_ignore  # noqa: F401 (re-exported: the rule of what a skill is)
@@ -108,3 +109,37 @@ def link_problems(folder: str) -> list[tuple[str, str]]:
 
 LINK_HINT = ("replace the link with a copy of the file; a link in a skill folder may only point at a file inside "
              "the same folder (it is hashed and installed as that file's content)")
+
+
+def cut_links(base: str | os.PathLike[str], path: str | os.PathLike[str], *, children: bool = False) -> list[str]:
+    """Make `path`, a folder skillmake owns under the state folder `base` (runs/, reports/, triggers/), safe to
+    write and to remove: a link among its components below `base`, or `path` itself being one, is removed — the
+    link only, never what it points at — so what is made there next is a real folder inside `base`, and nothing
+    is written or deleted through a link out of the project. With `children`, links directly inside `path` go
+    too (a report folder's own sub-folders). `base` itself is the project's configured layout: trusted.
+    Returns the links removed."""
+    top, target = os.path.abspath(base), os.path.abspath(path)
+    if not within(target, top):
+        raise ValueError(f"{target} is not under {top}")  # a caller's mistake: it names its own folders
+    removed: list[str] = []
+    current = top
+    for part in [] if target == top else os.path.relpath(target, top).split(os.sep):
+        current = os.path.join(current, part)
+        try:
+            mode = os.lstat(current).st_mode
+        except OSError:
+            return removed  # nothing further exists: what gets made there is real
+        if stat.S_ISLNK(mode):
+            os.unlink(current)
+            removed.append(current)
+            return removed  # nothing below it exists any more
+    if children:
+        try:
+            entries = list(os.scandir(target))
+        except OSError:
+            entries = []
+        for entry in entries:
+            if entry.is_symlink():
+                os.unlink(entry.path)
+                removed.append(entry.path)
+    return removed

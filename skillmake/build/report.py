@@ -13,6 +13,7 @@ import orjson
 from .. import atomic, console
 from ..checkout import Cell, CellRecords, checkout, records_of, view_current
 from ..console import write_line
+from ..paths import cut_links
 from ..project import Project, current_run_id
 from ..workspace import trial_dir
 from .index import refresh
@@ -120,6 +121,7 @@ def build_and_write(project: Project, plan: SpecPlan, *, evaluated: bool = True,
     keys = {c.cell.name: (c.cell.key, c.grade_key) for c in cells}
     triggers = _triggers(project, plan, keys)
     folder = project.reports_dir / plan.spec.name
+    cut_links(project.reports_dir, folder, children=True)  # never written through a link out of the project
     now = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
     run_id = current_run_id()
     published = publish(folder, plan.spec, trials, grades, now=now, run_id=run_id, triggers=triggers,

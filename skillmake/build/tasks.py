@@ -14,6 +14,7 @@ from doit.exceptions import TaskFailed
 from .. import fstree, runlock
 from ..checkout import METADATA
 from ..errors import EXIT_INVALID, EXIT_NO_SPECS, SkillmakeError
+from ..paths import cut_links, within
 from ..project import Project, new_run_id
 from ..triggers.views import trigger_dir
 from ..workspace import trial_dir
@@ -319,7 +320,8 @@ def _remove(project: Project, path: str) -> None:
     """`doit clean`: delete a view or a report folder — only ever below .skillmake/runs or .skillmake/reports —
     and the folders it leaves empty, up to (not including) runs/ or reports/."""
     for base in (project.runs_dir, project.reports_dir, project.triggers_dir):
-        if fstree.inside(path, base) and os.path.realpath(path) != os.path.realpath(base):
+        if within(os.path.abspath(path), os.path.abspath(base)) and os.path.abspath(path) != os.path.abspath(base):
+            cut_links(base, path)  # a link on the way is removed, never what it points at
             fstree.remove_tree(path)
             top = os.path.realpath(base)
             parent = os.path.dirname(os.path.realpath(path))

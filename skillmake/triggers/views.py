@@ -12,6 +12,7 @@ import orjson
 from .. import atomic, fstree
 from .. import trial as trials
 from ..model import TRIGGER_ARM, Spec
+from ..paths import cut_links
 from ..project import Project
 from ..store import TRIAL_SCHEMA
 from ..workspace import TrialDir
@@ -36,9 +37,11 @@ def checkout_triggers(project: Project, spec: Spec, cells: Sequence[tuple[str, i
     """Write each (query id, k, record) cell's view, labelled with the cell's own identity; remove the views of
     cells the spec no longer has (and every view of a spec without trigger tests)."""
     top = project.triggers_dir / spec.name
+    cut_links(project.triggers_dir, top)  # never written nor pruned through a link out of the project
     wanted: set[Path] = set()
     for query, k, record in cells:
         folder = trigger_dir(project, spec.name, query, k).root
+        cut_links(project.triggers_dir, folder)
         wanted.add(folder)
         path = folder / "trial.json"
         if record is None:
@@ -55,6 +58,7 @@ def checkout_triggers(project: Project, spec: Spec, cells: Sequence[tuple[str, i
     if not top.is_dir():
         return
     for query_dir in list(top.iterdir()):
+        cut_links(project.triggers_dir, query_dir)
         for trial_dir in list(query_dir.iterdir()) if query_dir.is_dir() else [query_dir]:
             if trial_dir not in wanted:
                 fstree.remove_tree(trial_dir)
