@@ -156,6 +156,7 @@ def load_config(root: str) -> Config:
                             loc=Location(path=shown, line=_positions(text, ())[1].get("/tool", (1, 1))[0], col=1,
                                          pointer="/tool"),
                             hint="drop the [tool.skillmake] header (that table is for pyproject.toml)")]
+    errors += _store_errors(root, shown, text, table, data)
     if errors:
         raise ConfigErrors(errors)
     store = data.get("store")
@@ -164,6 +165,30 @@ def load_config(root: str) -> Config:
                   jobs=data.get("jobs"), trials=data.get("trials"),
                   timeout=float(data["timeout"]) if "timeout" in data else None,
                   agent=dict(data.get("agent", {})), judge=dict(data.get("judge", {})))
+
+
+STORE_OUTSIDE = "allow_store_outside_root"
+
+
+def _store_errors(root: str, shown: str, text: str, table: tuple[str, ...], data: Any) -> list[SpecError]:
+    """`store` moves every run's state (views, reports, doit's db, the store): outside the root only deliberately,
+    with `allow_store_outside_root = true` or the folder listed in SKILLMAKE_ALLOWED_ROOTS (docs/paths.md)."""
+    store = data.get("store") if isinstance(data, dict) else None
+    if not isinstance(store, str) or not store.strip() or data.get(STORE_OUTSIDE) is True:
+        return []
+    from .paths import ALLOWED_ROOTS_VAR, allowed_roots, within
+
+    resolved = os.path.realpath(os.path.join(root, os.path.expanduser(store)))
+    roots, _ = allowed_roots(root)
+    if any(within(resolved, r) for r in roots):
+        return []
+    prefix = "".join(f"/{key}" for key in table)
+    line, col = _positions(text, table)[0].get("/store", (1, 1))
+    shown_at = os.path.relpath(resolved, os.path.realpath(root))
+    return [SpecError(f"store {store!r} is outside the project root (it resolves to {shown_at})",
+                      loc=Location(path=shown, line=line, col=col, pointer=f"{prefix}/store"),
+                      hint=f"keep the store inside the project, or say it is meant: {STORE_OUTSIDE} = true (or list "
+                           f"its folder in {ALLOWED_ROOTS_VAR}; see docs/paths.md)")]
 
 
 def _syntax_error(shown: str, exc: tomllib.TOMLDecodeError) -> SpecError:

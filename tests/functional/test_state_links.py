@@ -110,3 +110,25 @@ def test_cut_links_removes_the_link_on_the_way_and_only_it(tmp_path: Path) -> No
     assert (base / "real/file").read_text() == "kept"
     with pytest.raises(ValueError, match="is not under"):
         cut_links(base, tmp_path / "elsewhere")
+
+
+@pytest.mark.parametrize("store", ["../elsewhere", "{tmp}/elsewhere", "~/elsewhere", "linked"])
+def test_a_store_outside_the_root_is_refused_unless_allowed_deliberately(tmp_path: Path, store: str) -> None:
+    (tmp_path / "elsewhere").mkdir()
+    p = project(tmp_path / "proj", f'store = "{store.format(tmp=tmp_path)}"\n')
+    (p.root / "linked").symlink_to(tmp_path / "elsewhere", target_is_directory=True)
+    home = {"HOME": str(tmp_path)}
+    for args in (("validate",), ()):
+        run = p.run(*args, env=home, check_views=False)
+        assert run.code == 2, run.err
+        assert run.err.startswith(("skillmake.toml:1:9 /store: store ", "skillmake: skillmake.toml:1:9 /store: store "))
+        assert "is outside the project root (it resolves to ../elsewhere)" in run.err
+        assert "allow_store_outside_root = true" in run.err
+    assert list((tmp_path / "elsewhere").iterdir()) == [] and run.agent_calls == 0
+    allowed = p.run(env={**home, "SKILLMAKE_ALLOWED_ROOTS": str(tmp_path / "elsewhere")}, check_views=False)
+    assert allowed.code == 0, allowed.err
+    p.write("skillmake.toml", f'store = "{store.format(tmp=tmp_path)}"\nallow_store_outside_root = true\n')
+    again = p.run(env=home, check_views=False)
+    assert (again.code, again.agent_calls) == (0, 0)  # the same store: nothing stale
+    assert (tmp_path / "elsewhere/reports/a/report.json").is_file()
+    assert not (p.root / ".skillmake").exists()
