@@ -35,20 +35,21 @@ class Head:
     name: str = ""  # `name:` when the file sets one, else taken from the file name
     name_at: tuple[int, int] = (1, 1)  # where `name:`'s value is (line, column); (1, 1) when named by the file
     foreign: str | None = None  # the other tool whose format this is ("caliper", "eva"), None for a skillmake spec
+    stray: bool = False  # a clauditor spec with no skill beside it: clauditor runs it only through --eval
 
     @property
     def skipped(self) -> bool:
-        """In another tool's format that skillmake cannot read yet (skillmake.adapters)."""
-        return self.foreign is not None and not supported(self.foreign)
+        """In another tool's format that skillmake cannot read yet (skillmake.adapters), or a stray clauditor spec."""
+        return self.stray or (self.foreign is not None and not supported(self.foreign))
 
     @property
     def named(self) -> bool:
         return "name" in self.keys
 
 
-def read_head(path: str) -> Head:
+def read_head(path: str, root: str | None = None) -> Head:
     """The head of the spec at `path`; an unreadable file is a skillmake spec named after its file (loading it
-    reports what is wrong)."""
+    reports what is wrong). With the project's `root` (a search), a clauditor spec with no skill is marked stray."""
     try:
         with open(path, encoding="utf-8") as f:
             text = f.read()
@@ -57,7 +58,13 @@ def read_head(path: str) -> Head:
     keys, name, at = (_json_head(text) if path.endswith(".json") else _yaml_head(text))
     fmt = foreign_format(keys, path)
     if fmt is not None:  # a seed's `name:` (if any) means something else there: adapters name it (detect.py)
-        return Head(path=path, keys=keys, name=seed_spec_name(fmt, path) or spec_name_of(path), foreign=fmt)
+        stray = False
+        if fmt == "clauditor" and root is not None:
+            from .adapters.clauditor import stray as clauditor_stray
+
+            stray = clauditor_stray(os.path.abspath(path), os.path.abspath(root), os.environ)
+        return Head(path=path, keys=keys, name=seed_spec_name(fmt, path) or spec_name_of(path), foreign=fmt,
+                    stray=stray)
     return Head(path=path, keys=keys, name=name or spec_name_of(path), name_at=at if name else (1, 1))
 
 
@@ -139,7 +146,8 @@ class NoSpecs(SkillmakeError):
 
 def skipped_note(skipped: list[Head], root: str) -> str:
     """One line naming the files in other formats that were left alone."""
-    shown = ", ".join(f"{_shown(h.path, root)} ({h.foreign})" for h in skipped)
+    shown = ", ".join(f"{_shown(h.path, root)} ({h.foreign}" + (": no skill beside it, run it with `skillmake "
+                      "clauditor grade SKILL --eval FILE`)" if h.stray else ")") for h in skipped)
     if len(skipped) == 1:
         return f"skipped 1 file in another format: {shown}"
     return f"skipped {len(skipped)} files in other formats: {shown}"
@@ -174,7 +182,7 @@ def scan(root: str, config: Config | None = None) -> Discovery:
             elif os.path.isdir(match):
                 paths.update(_walk(match, root, config.exclude, skip_real, found.nested))
     for path in sorted(paths):
-        head = read_head(path)
+        head = read_head(path, root)
         if not _claimed(head):
             continue
         found.heads[path] = head

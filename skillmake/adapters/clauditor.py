@@ -122,11 +122,37 @@ def judge_provider(data: Mapping[str, Any], environ: Mapping[str, str]) -> tuple
     return ("claude-code" if transport == "cli" else "anthropic"), "/transport"
 
 
-def skill_of(path: str, root: str) -> str | None:
-    """Where the skill of the clauditor spec `path` is, relative to the spec's folder: `<stem>.md` beside it
-    (clauditor's `X.md` → `X.eval.json`), else the nearest folder holding SKILL.md from the spec's folder up to
-    `root` (`SKILL.eval.json` beside SKILL.md, or an `assets/` folder inside the skill)."""
+# `skillmake clauditor CMD SKILL --eval PATH`: JSON {"eval": PATH, "skill": SKILL} (absolute), set by the front end so
+# the spec at PATH, wherever it is, runs on the skill the command line names, as clauditor's --eval.
+EVAL_VAR = "SKILLMAKE_CLAUDITOR_EVAL"
+
+
+def eval_skill(path: str, environ: Mapping[str, str]) -> str | None:
+    """The skill (absolute: a command .md, a SKILL.md or its folder) that --eval gives the spec `path`, else None."""
+    try:
+        given = json.loads(environ.get(EVAL_VAR) or "{}")
+    except ValueError:
+        return None
+    if not (isinstance(given, dict) and isinstance(given.get("eval"), str) and isinstance(given.get("skill"), str)):
+        return None
+    return given["skill"] if os.path.abspath(given["eval"]) == os.path.abspath(path) else None
+
+
+def stray(path: str, root: str, environ: Mapping[str, str]) -> bool:
+    """A clauditor spec with no skill beside it and none from --eval: clauditor uses such a file only through
+    `--eval`, so a project search leaves it alone (discovery.py) instead of failing the project's validate."""
+    return skill_of(path, root, environ) is None
+
+
+def skill_of(path: str, root: str, environ: Mapping[str, str] | None = None) -> str | None:
+    """Where the skill of the clauditor spec `path` is, relative to the spec's folder: the one --eval gives it,
+    else `<stem>.md` beside it (clauditor's `X.md` → `X.eval.json`), else the nearest folder holding SKILL.md from
+    the spec's folder up to `root` (`SKILL.eval.json` beside SKILL.md, or an `assets/` folder inside the skill)."""
     folder = os.path.dirname(path)
+    given = eval_skill(path, os.environ if environ is None else environ)
+    if given is not None:
+        skill = os.path.dirname(given) if os.path.basename(given) == "SKILL.md" else given
+        return os.path.relpath(skill, folder).replace(os.sep, "/")
     stem = os.path.basename(path)[: -len(SUFFIX)] if path.endswith(SUFFIX) else ""
     if stem and stem != "SKILL" and os.path.isfile(os.path.join(folder, f"{stem}.md")):
         return f"{stem}.md"
@@ -148,7 +174,7 @@ class ClauditorAdapter:
         data: dict[str, Any] = {k: v for k, v in src.data.items() if v is not None}
         env = os.environ if environ is None else environ
         errors: list[SpecError] = []
-        skill = skill_of(path, root)
+        skill = skill_of(path, root, env)
         stem = os.path.basename(path)[: -len(SUFFIX)] if path.endswith(SUFFIX) else os.path.basename(path)
         # A bare `eval.json` (or SKILL.eval.json) is named after its skill folder: so is its case, by default.
         name = seed_spec_name(self.format, path)

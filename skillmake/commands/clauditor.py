@@ -394,12 +394,18 @@ def _project() -> Project:
 def _spec(opts: argparse.Namespace) -> Spec | None:
     """The clauditor spec `--eval` names, else the one beside the skill (clauditor's `<stem>.eval.json`, or the only
     clauditor spec of that skill). None after printing the errors of a spec that is invalid."""
-    project = _project()
     if opts.eval:
         path = os.path.abspath(opts.eval)
         if not os.path.isfile(path):
             raise UsageError(f"--eval {opts.eval}: no such file", hint="give the path of the skill's eval spec")
-        return _loaded(project, [path], f"--eval {opts.eval}")
+        if not os.path.exists(opts.skill):
+            raise UsageError(f"{opts.skill}: no such skill file", hint="give the skill's .md file (or its SKILL.md)")
+        # clauditor's --eval: the spec, wherever it is in the project, runs on the skill this command line names.
+        from ..adapters.clauditor import EVAL_VAR
+
+        os.environ[EVAL_VAR] = json.dumps({"eval": path, "skill": os.path.abspath(opts.skill)})
+        return _loaded(_project(), [path], f"--eval {opts.eval}")
+    project = _project()
     given = os.path.abspath(opts.skill)
     if not os.path.exists(given):
         raise UsageError(f"{opts.skill}: no such skill file", hint="give the skill's .md file (or its SKILL.md)")

@@ -407,3 +407,19 @@ def test_grade_writes_clauditors_iteration_folder_each_time(tmp_path: Path, api:
     p.project.replace(".claude/commands/alpha.eval.json", "Is the answer shouted?", "Is it loud?")
     done, _ = p.run("grade", ALPHA_MD, *OPENAI_JUDGE)  # an ungraded run leaves no half-written iteration
     assert done.code == 3 and not (p.project.root / ".clauditor" / "iteration-3").exists(), done.err
+
+
+def test_eval_takes_a_spec_anywhere_and_a_stray_spec_does_not_fail_the_project(tmp_path: Path, api: FakeAPI) -> None:
+    """issue 19 §2: clauditor's --eval reads a spec from any path; a spec with no skill beside it is clauditor's
+    --eval input, not a broken spec of the project."""
+    p = Clauditor(tmp_path / "p", api)
+    stray = ALPHA.replace('"input_files": ["fixtures/alpha.txt"],\n', "").replace('"shouted"', '"loud_enough"')
+    p.project.write("evals/extra.eval.json", stray)
+    checked = p.project.run("validate", env=p.env)
+    assert checked.code == 0, checked.out + checked.err
+    assert "evals/extra.eval.json (clauditor: no skill beside it" in checked.out + checked.err
+    done, judged = p.run("grade", ALPHA_MD, "--eval", "evals/extra.eval.json", *OPENAI_JUDGE)
+    assert (done.code, done.agent_calls, judged) == (0, 1, 1), done.out + done.err
+    assert p.run("validate", ALPHA_MD)[0].code == 0  # the skill's own spec is still the one beside it
+    alone = p.project.run("validate", "evals/extra.eval.json", env=p.env)  # named on its own: why it cannot run
+    assert alone.code == 2 and "no skill for this clauditor spec" in alone.err, alone.out + alone.err
