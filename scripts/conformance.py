@@ -38,6 +38,7 @@ EH, PR = F + "test_eva_history.py::", F + "test_promote.py::"
 CU, CO, CB = U + "test_caliper_flags.py::", F + "test_caliper_output.py::", F + "test_caliper_baseline.py::"
 SN = F + "test_snapshots.py::"
 CC, CFL = F + "test_clauditor_cli.py::", U + "test_clauditor_flags.py::"
+DI = "tests/differential/"
 CD = U + "test_caliper_run_defaults.py::"
 DC, DE = "tests/differential/test_caliper_loader.py::", "tests/differential/test_caliper_end_to_end.py::"
 CLI, AD = F + "test_caliper_cli.py::", F + "test_seed_agent_defaults.py::"
@@ -89,15 +90,26 @@ FORMATS: dict[str, tuple[Row, ...]] = {
         row("`input_files` and their load-time rules", "supported", "the native rules, located in the seed file",
             CL_F + "test_a_malformed_clauditor_spec_is_located_in_its_own_lines",
             INC + "test_clauditor_fixture_edit_reruns_only_the_spec_that_stages_it"),
-        row("`assertions[]`: all ten types, `id`, `name`", "supported", "→ `checks`",
+        row("`assertions[]`: all ten types, `id`, `name`", "supported", "→ `checks` that count as clauditor 0.1.3 "
+            "counts (has_entries: `**N. ` only; min_count: no multiline; has_format: `findall` of clauditor's own "
+            "registry; has_urls: every occurrence); a bad regex or a count of 0 is accepted as clauditor accepts it "
+            "(warned); differential suite: 5065/5065 verdicts agree with clauditor's run_assertions",
             CL_U + "test_the_reference_examples_load",
-            INC + "test_clauditor_assertion_edit_regrades_without_rerunning"),
+            INC + "test_clauditor_assertion_edit_regrades_without_rerunning",
+            DI + "test_clauditor_assertions.py::test_clauditor_and_skillmake_give_the_same_verdicts",
+            DI + "test_clauditor_assertions.py::test_the_findings_count_as_clauditor"),
+        row("what clauditor's loader accepts and refuses", "supported", "ids required on assertions, fields and "
+            "criteria and unique across them, has_format and field formats from clauditor's registry only; unknown "
+            "keys, out-of-range thresholds, `n_runs: 0`, min_length above max_length, a bad regex are accepted "
+            "(warned); 74/76 specs agree with EvalSpec.from_file, the two left are listed below the table",
+            DI + "test_clauditor_loader.py::test_clauditor_and_skillmake_accept_and_refuse_the_same_specs",
+            DI + "test_clauditor_loader.py::test_what_clauditor_accepts_but_is_surely_a_mistake_is_a_warning"),
         row("legacy `value` key", "refused", "one error at the key with clauditor's migration hint (`write needle`, "
             "pattern, length, count or format); no 'missing' error",
             U + "test_clauditor_edges.py::test_legacy_value_is_one_error_with_clauditors_migration_hint",
             CL_F + "test_a_malformed_clauditor_spec_is_located_in_its_own_lines"),
         row("`sections` / `tiers` / `fields` (`required` default true), `format`", "supported",
-            "→ `sections`, clauditor's default written out",
+            "→ `sections`, clauditor's default written out, a field's format matched with clauditor's own pattern",
             CL_U + "test_section_fields_are_required_unless_they_say_not"),
         row("`output_file`, `output_files`", "supported", "both captured (clauditor reads `output_file` only)",
             CL_U + "test_the_reference_examples_load"),
@@ -115,16 +127,23 @@ FORMATS: dict[str, tuple[Row, ...]] = {
         row("the project's agent (`[tool.skillmake] agent`) for clauditor specs", "supported",
             "lent where the harness is `auto`; clauditor's sync_tasks and allow_hang_heuristic still apply",
             INC + "test_clauditor_runs_on_the_projects_command_agent"),
-        row("`grade_thresholds`, `variance.min_stability`", "supported", "→ `thresholds`",
-            CL_U + "test_variance_thresholds_and_settings"),
-        row("`variance.n_runs`", "supported", "→ `trials`, as if the spec wrote `trials:` (a run resolves it from "
-            "the translation)", INC + "test_clauditor_more_n_runs_run_only_the_new_indices_and_fewer_run_nothing"),
+        row("`grade_thresholds`, `variance.min_stability`", "supported", "clauditor's gate: the share of "
+            "grading_criteria the primary run passes and their mean score (defaults 0.7 / 0.5 when unset), and "
+            "under --variance the share of runs that pass (default 0.8)",
+            CL_U + "test_variance_thresholds_and_settings",
+            CC + "test_grade_gates_on_the_share_of_criteria_as_clauditor"),
+        row("`variance.n_runs`", "supported", "read by neither clauditor's grade nor validate: one run (`--variance "
+            "N` adds N); an edit of it runs nothing",
+            INC + "test_clauditor_n_runs_is_not_a_trial_count_and_editing_it_runs_nothing",
+            CC + "test_grade_and_validate_run_once_whatever_n_runs_and_the_projects_trials"),
         row("`user_prompt`, `timeout`, `sync_tasks`, `system_prompt`", "supported", "same names",
             CL_U + "test_variance_thresholds_and_settings"),
         row("`trigger_tests`", "supported", "trigger trials on the project's claude-code or codex agent, 3 runs per "
             "query, threshold 0.5 (docs/triggers.md)", TRG + "test_clauditors_trigger_tests_run_on_the_projects_agent"),
-        row("a spec with nothing to grade", "refused", "clauditor accepts it; skillmake's rule is that every case "
-            "grades something", CL_F + "test_a_malformed_clauditor_spec_is_located_in_its_own_lines"),
+        row("a spec with nothing to grade", "supported", "accepted with a warning, as clauditor's loader accepts it: "
+            "`validate` passes every run, `grade` exits 1 running nothing (no grading_criteria)",
+            DI + "test_clauditor_loader.py::test_clauditor_and_skillmake_accept_and_refuse_the_same_specs",
+            CC + "test_grade_without_grading_criteria_exits_1_and_runs_nothing"),
         row("`--output` captured-output mode and its exit codes", "supported", "`skillmake grade --output FILE "
             "[SPEC] [--case ID]`: checks and judges, no agent, nothing stored; 0 pass, 1 fail, 2 invalid spec (usage "
             "errors 3)", CF + "test_a_passing_output_is_graded_without_running_the_agent",
@@ -141,10 +160,19 @@ FORMATS: dict[str, tuple[Row, ...]] = {
             CC + "test_validate_runs_the_skill_and_its_assertions_with_no_model",
             CC + "test_a_failed_assertion_is_exit_1_with_the_evidence",
             CC + "test_triggers_runs_only_the_trigger_trials_with_clauditors_exit_code",
-            CC + "test_the_skill_is_found_by_its_skill_md_and_the_eval_flag_wins"),
-        row("what `clauditor grade` gates on", "partial", "everything the spec declares (assertions and sections too, "
-            "and the thresholds), where clauditor's grade gates on the criteria alone: a pass here passes both "
-            "clauditor's grade and validate", CC + "test_a_failed_assertion_is_exit_1_with_the_evidence"),
+            CC + "test_the_skill_is_found_by_its_skill_md_and_the_eval_flag_wins",
+            CC + "test_eval_takes_a_spec_anywhere_and_a_stray_spec_does_not_fail_the_project"),
+        row("what `clauditor grade` gates on", "supported", "as clauditor: the criteria alone (assertions and sections "
+            "are graded and shown, not gated); the real clauditor CLI and `skillmake clauditor grade` agree on 6/6 "
+            "exit codes and criteria-passed counts against one fake API",
+            CC + "test_a_failed_assertion_is_exit_1_with_the_evidence",
+            CC + "test_grade_gates_on_the_share_of_criteria_as_clauditor",
+            DI + "test_clauditor_grade_e2e.py::test_clauditor_and_skillmake_grade_the_same_specs_alike"),
+        row("`.clauditor/iteration-N/<skill>/`", "partial", "written after each `grade`: grading.json (`results[]`), "
+            "assertions.json and run-k/output.txt in clauditor's shape (checked against the real tool's); "
+            "extraction.json, context.json, timing.json and history.jsonl are not (see below)",
+            CC + "test_grade_writes_clauditors_iteration_folder_each_time",
+            DI + "test_clauditor_grade_e2e.py::test_clauditor_and_skillmake_grade_the_same_specs_alike"),
         row("`--harness`, `--transport`, `--grading-provider` (flag > CLAUDITOR_* > field > auto)", "supported",
             "on `skillmake clauditor …` and on a plain run (for clauditor specs)",
             CFL + "test_the_harness_flag_beats_the_variable_which_beats_the_field",
@@ -187,7 +215,7 @@ FORMATS: dict[str, tuple[Row, ...]] = {
             INC + "test_clauditor_no_change_and_touch_without_change_run_nothing",
             INC + "test_clauditor_skill_edit_reruns_only_that_skill_and_revert_reuses",
             INC + "test_clauditor_whitespace_and_key_order_in_the_json_change_nothing",
-            INC + "test_clauditor_more_n_runs_run_only_the_new_indices_and_fewer_run_nothing"),
+            INC + "test_clauditor_n_runs_is_not_a_trial_count_and_editing_it_runs_nothing"),
     ),
     "skill-creator": (
         row("`evals/evals.json`; the skill is the parent of `evals/`", "supported",
