@@ -172,7 +172,10 @@ def _only_skill(cwd: str) -> Found | None:
     if os.path.isfile(os.path.join(cwd, "SKILL.md")):
         return _skill_at(cwd)
     found: list[str] = []
-    for folder, dirs, files in os.walk(cwd):
+    from .discovery import MAX_SEARCH_DEPTH
+    from .oswalk import walk  # iterative and bounded: a 1,300-deep folder here must not crash init
+
+    for folder, dirs, files in walk(cwd, max_depth=MAX_SEARCH_DEPTH):
         dirs[:] = sorted(d for d in dirs if d not in _SKIP)
         if "SKILL.md" in files:
             found.append(folder)

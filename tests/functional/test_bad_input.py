@@ -130,3 +130,15 @@ def test_a_lone_surrogate_in_a_json_spec_is_its_error_and_the_other_spec_runs(tm
     assert run.code != 0
     assert p.calls() == ["one with_skill 0"]
     assert (p.root / ".skillmake/reports/a/report.json").is_file()
+
+
+def test_init_finds_the_skill_beside_a_folder_1300_deep(tmp_path: Path) -> None:
+    root = tmp_path / "fresh"
+    (root / "skills/x").mkdir(parents=True)
+    (root / "skills/x/SKILL.md").write_text("---\nname: x\ndescription: d\n---\nbody\n")
+    deep_folder(root / "unused")
+    done = subprocess.run([sys.executable, "-m", "skillmake", "init"], cwd=root, capture_output=True, text=True,
+                          timeout=300)
+    assert "Traceback" not in done.stderr
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert (root / "skills/x.eval.yaml").is_file()
