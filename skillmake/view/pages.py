@@ -27,10 +27,11 @@ class Pages:
     def report(self, name: str) -> dict[str, Any] | None:
         return data.report_of(self.source, name) if name in self.names() else None
 
-    def index(self) -> Rendered:
+    def index(self, reports: Mapping[str, dict[str, Any]] | None = None) -> Rendered:
+        """The index page; `reports`: the specs' reports already read (the export reads each once)."""
         rows = []
         for name in self.names():
-            report = data.report_of(self.source, name)
+            report = reports[name] if reports is not None and name in reports else data.report_of(self.source, name)
             if report is None:
                 continue
             rows.append(indexpage.Row(name=name, report=report, previous=data.previous(self.source, name, report),

@@ -78,10 +78,12 @@ def export(source: data.Source, out: Path, *, root: str = "") -> Path:
     stamps: dict[str, Any] = old if isinstance(old, dict) and old.get("v") == VERSION else {"v": VERSION}
     specs: dict[str, Any] = dict(stamps.get("specs") or {})
     names = pages.names()
+    reports: dict[str, dict[str, Any]] = {}
     for name in names:
         report = data.report_of(source, name)
         if report is None:
             continue
+        reports[name] = report
         data.archive(source, name, report)  # before the stamp: the history now says it is archived
         stamp = _stamp(source, name, report)
         folder = out / "specs" / name
@@ -93,7 +95,7 @@ def export(source: data.Source, out: Path, *, root: str = "") -> Path:
     for gone in set(specs) - set(names):
         specs.pop(gone)
     _prune(out / "specs", set(names))
-    index = pages.index()
+    index = pages.index(reports)
     _write(out / "index.html", index.html.encode())
     _copy(source, out, index.links.files, index.links.records)
     _prune_files(out / "files", {f for s in specs.values() for f in s.get("files", ())} | set(index.links.files))
