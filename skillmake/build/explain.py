@@ -20,7 +20,8 @@ from .select import Chosen, Targets
 
 _RUN_FIELDS = {"prompt": "prompt", "args": "args", "setup": "setup", "cleanup": "cleanup", "output_file": "output_file",
                "output_files": "output_files", "system_prompt": "system prompt",
-               "forbidden_files": "sandbox.forbidden_files", "extra_path": "sandbox.extra_path"}
+               "forbidden_files": "sandbox.forbidden_files", "extra_path": "sandbox.extra_path",
+               "checks_before_cleanup": "python checks (run before cleanup)"}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -44,6 +44,7 @@ def test_the_reference_pattern_passes_3_of_3_and_cleanup_still_runs(tmp_path: Pa
     p.replace("skill/ref.eval.yaml", 'strip() == "hello world"', 'strip() == "goodbye"')
     again = p.run()
     assert again.code == 1 and again.trials == 3, again.out + again.err
+    assert "case field python checks (run before cleanup) changed" in again.out
     report = json.loads((p.root / ".skillmake" / "reports" / "ref" / "report.json").read_text())
     assert [(r["case"], r["passed"]) for r in report["rows"]] == [("task-001", 0)]
     assert not out.exists()
