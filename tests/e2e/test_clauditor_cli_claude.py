@@ -54,15 +54,15 @@ def test_clauditors_grade_and_validate_with_the_real_claude_cli(api: FakeAPI, pr
                                           ".claude/commands/shout.eval.json": json.dumps(SPEC, indent=2)})
     first = p.run("clauditor", "grade", ".claude/commands/shout.md")
     assert first.code == 0, first.out + first.err
-    assert counts(api) == (2, 2)  # two runs of the skill (variance.n_runs), each graded once
+    assert counts(api) == (1, 1)  # one run of the skill, graded once (clauditor's grade does not read n_runs)
     view = json.loads((p.root / ".skillmake/runs/shout/shout/with_skill/trial-0/trial.json").read_text())
     assert view["agent"]["version"].startswith("2.1.328") and view["outcome"] == "completed"
 
     again = p.run("clauditor", "grade", ".claude/commands/shout.md")
-    assert (again.code, counts(api)) == (0, (2, 2))  # nothing changed: no request of any kind
+    assert (again.code, counts(api)) == (0, (1, 1))  # nothing changed: no request of any kind
     checked = p.run("clauditor", "validate", ".claude/commands/shout.md", "--json")
-    assert (checked.code, counts(api)) == (0, (2, 2)), checked.err  # the same trials, checked without a model
-    assert [r["outcome"] for r in json.loads(checked.out)["runs"]] == ["pass", "pass"]
+    assert (checked.code, counts(api)) == (0, (1, 1)), checked.err  # the same trial, checked without a model
+    assert [r["outcome"] for r in json.loads(checked.out)["runs"]] == ["pass"]
 
     more = p.run("clauditor", "grade", ".claude/commands/shout.md", "--variance", "2")  # 1 + 2 runs
     assert (more.code, counts(api)) == (0, (3, 3)), more.out + more.err
@@ -72,5 +72,5 @@ def test_clauditors_grade_and_validate_with_the_real_claude_cli(api: FakeAPI, pr
     refused = p.run("clauditor", "grade", ".claude/commands/shout.md")
     # A changed criterion re-judges (never re-runs the skill); a judge the API refuses is clauditor's exit 3.
     assert refused.code == 3, refused.out + refused.err
-    assert counts(api)[0] == 3 and counts(api)[1] == 3 + 2
+    assert counts(api)[0] == 3 and counts(api)[1] == 3 + 1  # the one run of a plain grade, judged again
     assert_offline(api, proxy)

@@ -90,7 +90,7 @@ def test_a_missing_output_file_or_unknown_case_is_a_usage_error(tmp_path: Path) 
 def test_an_invalid_spec_exits_2_located(tmp_path: Path) -> None:
     project, env = _project(tmp_path, "skill-folder")
     spec = project.root / ".claude/skills/find-kid-activities/SKILL.eval.json"
-    spec.write_text(spec.read_text().replace('"test_args"', '"test_argz"'))
+    spec.write_text(spec.read_text().replace('"type": "not_contains"', '"type": "not_contians"'))  # clauditor refuses
     project.write("out.md", GOOD)
     done = grade(project, "--output", "out.md", env=env)
     assert done.code == 2, done.out + done.err
