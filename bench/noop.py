@@ -24,11 +24,11 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import measure, repeat, table
+from common import table
 
 SPEC_HEAD = """\
 skill: skills/s{n}
-agent: {{kind: command, command: "echo done"}}
+agent: {{kind: command, command: {command}}}
 trials: {trials}
 baseline: true
 cases:
@@ -49,12 +49,18 @@ def task_empty():
 """
 
 
-def build_suite(root: Path, *, specs: int, cases: int, trials: int) -> int:
+ECHO = '"echo done"'
+# Every trial's output and kept workspace its own (as real agents' are): the store's per-object checks are paid in full.
+DISTINCT = """[sh, -c, 'cat > answer.txt; echo done $SKILLMAKE_ARM $SKILLMAKE_TRIAL; cat answer.txt']"""
+
+
+def build_suite(root: Path, *, specs: int, cases: int, trials: int, distinct: bool = False) -> int:
     for n in range(specs):
         skill = root / "skills" / f"s{n}"
         skill.mkdir(parents=True)
         (skill / "SKILL.md").write_text(f"---\nname: s{n}\ndescription: bench\n---\nSkill {n}.\n")
-        body = SPEC_HEAD.format(n=n, trials=trials) + "".join(CASE.format(i=i, n=n) for i in range(cases))
+        body = (SPEC_HEAD.format(n=n, trials=trials, command=DISTINCT if distinct else ECHO)
+                + "".join(CASE.format(i=i, n=n) for i in range(cases)))
         (root / f"s{n}.eval.yaml").write_text(body)
     (root / "dodo.py").write_text("from skillmake.dodo import *  # noqa: F403\n")
     return specs * cases * 2 * trials
@@ -67,6 +73,37 @@ def build_bare(root: Path, tasks: int, files: int = 100) -> None:
     (root / "dodo.py").write_text(BARE_DODO.format(tasks=tasks, files=files))
 
 
+Row = tuple[str, list[str], Path, "dict[str, str] | None", "Path | None"]  # name, argv, cwd, env, removed first
+
+
+def timed(argv: list[str], *, cwd: Path, env: dict[str, str] | None = None) -> tuple[float, float, int]:
+    """(wall s, CPU s = user + sys, peak RSS KiB) of one run; fails loudly on a non-zero exit."""
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - t0
+    err = proc.stderr.read().decode() if proc.stderr else ""
+    if proc.stderr:
+        proc.stderr.close()
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise SystemExit(f"{' '.join(argv)} failed in {cwd}:\n{err}")
+    return wall, usage.ru_utime + usage.ru_stime, int(usage.ru_maxrss)
+
+
+def interleaved(rows: list[Row], *, runs: int) -> list[list[tuple[float, float, int]]]:
+    """Each row's samples, taking turns (one warm-up each first), so a change in the machine's load hits every
+    row alike; a row's folder (`removed first`, e.g. the index) is deleted before each of its runs."""
+    samples: list[list[tuple[float, float, int]]] = [[] for _ in rows]
+    for i in range(runs + 1):
+        for n, (_, argv, cwd, env, removed) in enumerate(rows):
+            if removed is not None:
+                shutil.rmtree(removed, ignore_errors=True)
+            sample = timed(argv, cwd=cwd, env=env)
+            if i:
+                samples[n].append(sample)
+    return samples
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--specs", type=int, default=20)
@@ -75,6 +112,10 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--jobs", type=int, default=4, help="threads for the initial full run")
     parser.add_argument("--keep", help="build the suite here and keep it (default: a temporary folder)")
+    parser.add_argument("--distinct", action="store_true", help="every trial's output and workspace its own "
+                        "(the default suite's trials all print `done`: one object for all)")
+    parser.add_argument("--baseline-src", help="also time a copy of the suite under this source tree (PYTHONPATH), "
+                        "interleaved: before/after pairs in one run")
     args = parser.parse_args()
 
     base = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="skillmake-bench-"))
@@ -84,38 +125,50 @@ def main() -> None:
         if not (suite / ".skillmake").exists():
             shutil.rmtree(suite, ignore_errors=True)
             suite.mkdir(parents=True)
-            n = build_suite(suite, specs=args.specs, cases=args.cases, trials=args.trials)
+            n = build_suite(suite, specs=args.specs, cases=args.cases, trials=args.trials, distinct=args.distinct)
             print(f"populating the store: {n} trials with -n {args.jobs} …", flush=True)
             t0 = time.perf_counter()
             subprocess.run([sys.executable, "-m", "skillmake", "-n", str(args.jobs), "-P", "thread"], cwd=suite,
                            check=True, stdout=subprocess.DEVNULL)
             print(f"  first run: {time.perf_counter() - t0:.1f}s", flush=True)
-            first_noop = measure([sys.executable, "-m", "skillmake"], cwd=str(suite))
+            first_noop = timed([sys.executable, "-m", "skillmake"], cwd=suite)
         trials = args.specs * args.cases * 2 * args.trials
         tasks = 2 * trials + args.specs * 2 + 4  # trials, grades, reports, validates, group tasks
         if not bare.exists():
             build_bare(bare, 2 * trials)
             subprocess.run([sys.executable, "-m", "doit"], cwd=bare, check=True, stdout=subprocess.DEVNULL)
 
-        rows = []
-        sk = repeat([sys.executable, "-m", "skillmake"], cwd=str(suite), runs=args.runs)
-        dd = repeat([sys.executable, "-m", "doit"], cwd=str(suite), runs=args.runs)
-        bd = repeat([sys.executable, "-m", "doit"], cwd=str(bare), runs=args.runs)
-        lost = []
-        for _ in range(args.runs):
-            shutil.rmtree(suite / ".skillmake" / "index", ignore_errors=True)
-            lost.append(measure([sys.executable, "-m", "skillmake"], cwd=str(suite)))
-        lo = (statistics.median(t for t, _, _ in lost), min(t for t, _, _ in lost), max(r for _, r, _ in lost))
-        measured = [("skillmake (no-op)", sk), ("doit + skillmake dodo.py (no-op)", dd)]
+        python = [sys.executable, "-m"]
+        rows: list[Row] = [("skillmake (no-op)", [*python, "skillmake"], suite, None, None),
+                           ("doit + skillmake dodo.py (no-op)", [*python, "doit"], suite, None, None),
+                           ("skillmake (no-op), its index lost", [*python, "skillmake"], suite, None,
+                            suite / ".skillmake" / "index"),
+                           (f"bare doit, {2 * trials} empty tasks with file_dep", [*python, "doit"], bare, None, None)]
+        if args.baseline_src:  # the same suite (a copy) under another source tree, interleaved with this one
+            other = base / "suite-baseline"
+            if not other.exists():
+                shutil.copytree(suite, other, symlinks=True)
+            env = dict(os.environ, PYTHONPATH=str(Path(args.baseline_src).resolve()))
+            rows[2:2] = [(f"baseline {args.baseline_src}: skillmake (no-op)", [*python, "skillmake"], other, env, None),
+                         (f"baseline {args.baseline_src}: its index lost", [*python, "skillmake"], other, env,
+                          other / ".skillmake" / "index")]
+        samples = interleaved(rows, runs=args.runs)
+        bare_cpu = statistics.median(c for _, c, _ in samples[-1])
+        table_rows = []
         if first_noop is not None:
-            measured.append(("skillmake, first no-op after the first run", (first_noop[0],) * 2 + first_noop[1:2]))
-        measured += [("skillmake (no-op), its index lost", lo),
-                     (f"bare doit, {2 * trials} empty tasks with file_dep", bd)]
-        for name, (med, low, rss) in measured:
-            rows.append((name, f"{med:.3f}", f"{low:.3f}", f"{med / bd[0]:.2f}", f"{rss / 1024:.0f}"))
-        print(f"\nno-op over {trials} trials + {trials} grades ({tasks} doit tasks), median of {args.runs} runs\n")
-        print(table(["command", "median s", "min s", "× bare doit", "peak RSS MiB"], rows))
-        print(f"\ngoal: skillmake no-op ≤ 1.0 s → {'met' if sk[0] <= 1.0 else 'NOT met'} ({sk[0]:.3f} s)")
+            wall, cpu, rss = first_noop
+            table_rows.append(("skillmake, first no-op after the first run", f"{wall:.3f}", "", f"{cpu:.3f}",
+                               f"{cpu / bare_cpu:.2f}", f"{rss / 1024:.0f}"))
+        for (name, *_), runs in zip(rows, samples, strict=True):
+            walls, cpus = [w for w, _, _ in runs], [c for _, c, _ in runs]
+            table_rows.append((name, f"{statistics.median(walls):.3f}", f"{min(walls):.3f}",
+                               f"{statistics.median(cpus):.3f}", f"{statistics.median(cpus) / bare_cpu:.2f}",
+                               f"{max(r for _, _, r in runs) / 1024:.0f}"))
+        print(f"\nno-op over {trials} trials + {trials} grades ({tasks} doit tasks), median of {args.runs} runs, "
+              "interleaved (CPU = user + sys: steadier than wall time on a shared machine)\n")
+        print(table(["command", "median s", "min s", "median CPU s", "CPU × bare doit", "peak RSS MiB"], table_rows))
+        sk = statistics.median(w for w, _, _ in samples[0])
+        print(f"\ngoal: skillmake no-op ≤ 1.0 s → {'met' if sk <= 1.0 else 'NOT met'} ({sk:.3f} s)")
     finally:
         if not args.keep:
             shutil.rmtree(base, ignore_errors=True)

@@ -4,10 +4,10 @@ Records are shared by content (two cells with the same inputs share one trial re
 is never written by the code path that happened to execute. After every run and every `skillmake report`,
 each cell's folder is rebuilt from the store, labelled with the cell's own identity, as DVC's checkout makes
 a workspace a view of its cache. A folder is left as it is only while it shows the records the cell maps to now
-and nothing in it was touched: its stamp (.view.json) holds the records' digest, the keys, and the size and
-mtime of every file it wrote, so a removed folder or a hand-edited grade.json is rebuilt by the next run (see
-`view_current`, the no-op's cheap check); folders of cells that no longer exist are removed. Each case's
-folder also gets skill-creator's eval_metadata.json.
+and nothing in it was touched: index/<spec>.views.json holds, per cell, the keys and records' digest it shows
+and the stat of everything in it (a file's size and mtime, a folder's mtime), so a removed folder or a hand-edited
+grade.json is rebuilt by the next run (`views_current`, the no-op's check: one stat per entry, no read); folders
+of cells that no longer exist are removed. Each case's folder also gets skill-creator's eval_metadata.json.
 """
 
 from __future__ import annotations
@@ -31,7 +31,8 @@ from .project import Project
 from .store import GRADE_SCHEMA, TRIAL_SCHEMA
 from .workspace import kept_tree, materialize, trial_dir
 
-STAMP = ".view.json"
+STAMP = ".view.json"  # in each cell folder: the records' digest and keys it shows (and that skillmake made it)
+VIEWS = "{}.views.json"  # in .skillmake/index/: per cell of a spec, its stamp, keys and the stat of all it holds
 METADATA = "eval_metadata.json"
 METADATA_SCHEMA = "eval-metadata.schema.json"
 
@@ -111,9 +112,18 @@ def checkout(project: Project, cells: Sequence[CellRecords]) -> int:
 
     Returns how many folders were (re)written."""
     written = 0
+    specs = {rec.cell.spec.name for rec in cells}
+    shown = {name: _load_views(project, name) for name in specs}
+    views: dict[str, dict[str, Any]] = {name: {} for name in specs}
     for rec in cells:
-        if _write_view(project, rec):
-            written += 1
+        rel = cell_rel(rec.cell.case.id, rec.cell.arm.name, rec.cell.k)
+        entry, rewritten = _write_view(project, rec, shown[rec.cell.spec.name].get(rel))
+        views[rec.cell.spec.name][rel] = entry
+        written += rewritten
+    for name in specs:
+        if views[name] != shown[name]:
+            atomic.write_bytes(_views_path(project, name), orjson.dumps({"version": 1, "cells": views[name]}),
+                               durable=False)
     for spec in {id(rec.cell.spec): rec.cell.spec for rec in cells}.values():
         cut_links(project.runs_dir, project.runs_dir / spec.name)  # never prune through a link out
         _prune(project.runs_dir / spec.name, spec)
@@ -124,12 +134,36 @@ def checkout(project: Project, cells: Sequence[CellRecords]) -> int:
     return written
 
 
-def view_current(folder: Path, trial_key: str, grade_key: str | None) -> bool:
-    """Whether the cell folder still shows the records of these keys, untouched since its checkout: one read
-    of its stamp and one stat per file (the check a no-op run makes for every cell)."""
-    shown = _read_stamp(folder)
-    return (shown is not None and shown.get("keys") == [trial_key, grade_key]
-            and shown.get("files") == _signature(folder))
+def cell_rel(case_id: str, arm: str, k: int) -> str:
+    """A cell folder's path below runs/<spec>/ (workspace.trial_dir's layout)."""
+    return f"{case_id}/{arm}/trial-{k}"
+
+
+def views_current(project: Project, spec_name: str, cells: Iterable[tuple[str, str, str | None]]) -> bool:
+    """Whether every cell (its cell_rel, trial key, grade key) still shows the records of these keys, untouched
+    since its checkout: one read per spec and one stat per entry of each folder (a no-op run's check)."""
+    shown = _load_views(project, spec_name)
+    base = f"{project.runs_dir}/{spec_name}/"
+    for rel, trial_key, grade_key in cells:
+        entry = shown.get(rel)
+        if not isinstance(entry, dict) or entry.get("keys") != [trial_key, grade_key]:
+            return False
+        if not _unchanged(base + rel, entry.get("stat")):
+            return False
+    return True
+
+
+def _views_path(project: Project, spec_name: str) -> Path:
+    return project.state_dir / "index" / VIEWS.format(spec_name)
+
+
+def _load_views(project: Project, spec_name: str) -> dict[str, Any]:
+    try:
+        data = orjson.loads(_views_path(project, spec_name).read_bytes())
+        cells = data["cells"] if data.get("version") == 1 else {}
+    except (OSError, orjson.JSONDecodeError, AttributeError, KeyError, TypeError):
+        return {}
+    return cells if isinstance(cells, dict) else {}
 
 
 def shown_keys(folder: Path) -> tuple[str | None, str | None]:
@@ -148,54 +182,64 @@ def _read_stamp(folder: Path) -> dict[str, Any] | None:
     return shown if isinstance(shown, dict) else None
 
 
-def _signature(folder: Path) -> dict[str, list[int]] | None:
-    """Every entry under `folder` but the stamp: a file or link as [size, mtime_ns], a folder as []. None when
-    the folder cannot be read."""
-    out: dict[str, list[int]] = {}
-    pending = [("", str(folder))]
-    while pending:
-        rel, path = pending.pop()
-        try:
-            entries = list(os.scandir(path))
-        except OSError:
-            return None
-        for entry in entries:
-            name = rel + entry.name
-            if name == STAMP:
-                continue
-            try:
-                if entry.is_dir(follow_symlinks=False):
-                    out[name + "/"] = []
-                    pending.append((name + "/", entry.path))
-                    continue
+def _stat(folder: Path) -> dict[str, list[int]]:
+    """Everything in a checked-out folder: "." and each folder below as [mtime_ns] (an entry added, removed or
+    renamed in it changes it), each file or link as [size, mtime_ns] (an edit in place changes it)."""
+    try:
+        out: dict[str, list[int]] = {".": [os.lstat(folder).st_mtime_ns]}
+        pending = [("", str(folder))]
+        while pending:
+            rel, path = pending.pop()
+            for entry in list(os.scandir(path)):
+                name = rel + entry.name
                 st = entry.stat(follow_symlinks=False)
-            except OSError:
-                return None
-            out[name] = [st.st_size, st.st_mtime_ns]
+                if entry.is_dir(follow_symlinks=False):
+                    out[name + "/"] = [st.st_mtime_ns]
+                    pending.append((name + "/", entry.path))
+                else:
+                    out[name] = [st.st_size, st.st_mtime_ns]
+    except OSError:  # gone or unreadable: checked out again next time
+        return {}
     return out
 
 
-def _write_view(project: Project, rec: CellRecords) -> bool:
+def _unchanged(folder: str, stat: Any) -> bool:
+    """Whether every entry of `stat` (from _stat) is as it was: one lstat each, nothing read."""
+    if not isinstance(stat, dict) or "." not in stat:
+        return False
+    for rel, was in stat.items():
+        try:
+            st = os.lstat(folder if rel == "." else f"{folder}/{rel}")
+        except OSError:
+            return False
+        now = [st.st_mtime_ns] if rel == "." or rel.endswith("/") else [st.st_size, st.st_mtime_ns]
+        if now != was:
+            return False
+    return True
+
+
+def _write_view(project: Project, rec: CellRecords, shown: Any) -> tuple[dict[str, Any], bool]:
+    """Check the cell's folder out unless `shown` (its entry in <spec>.views.json) says it shows these records
+    untouched; returns its entry now and whether it was rewritten."""
     c = rec.cell
     folder = trial_dir(project.runs_dir, c.spec, c.case, c.arm.name, c.k).root
     cut_links(project.runs_dir, folder)  # a linked runs/<spec> (or below) is never written or deleted through
     stamp = rec.stamp
-    shown = _read_stamp(folder)
-    if shown is not None and shown.get("stamp") == stamp and shown.get("files") == _signature(folder):
-        return False
+    if isinstance(shown, dict) and shown.get("stamp") == stamp and _unchanged(str(folder), shown.get("stat")):
+        return shown, False
     fresh = folder.with_name(f".{folder.name}.new-{os.getpid()}")
     fstree.remove_tree(fresh)
     fresh.mkdir(parents=True)
     _fill(project, rec, fresh)
-    atomic.write_bytes(fresh / STAMP, orjson.dumps({"stamp": stamp, "cell": c.name, "keys": [c.key, rec.grade_key],
-                                                    "files": _signature(fresh)}), durable=False)
+    keys = [c.key, rec.grade_key]
+    atomic.write_bytes(fresh / STAMP, orjson.dumps({"stamp": stamp, "cell": c.name, "keys": keys}), durable=False)
     old = folder.with_name(f".{folder.name}.old-{os.getpid()}")
     fstree.remove_tree(old)  # left by a run that died here
     if folder.exists():
         os.replace(folder, old)
     os.replace(fresh, folder)
     fstree.remove_tree(old)
-    return True
+    return {"stamp": stamp, "keys": keys, "stat": _stat(folder)}, True
 
 
 def eval_metadata(spec: Spec, case: Case) -> dict[str, Any]:

@@ -11,11 +11,10 @@ from typing import Any
 import orjson
 
 from .. import atomic, console
-from ..checkout import Cell, CellRecords, checkout, records_of, view_current
+from ..checkout import Cell, CellRecords, cell_rel, checkout, records_of, views_current
 from ..console import write_line
 from ..paths import cut_links
 from ..project import Project, current_run_id
-from ..workspace import trial_dir
 from .index import refresh
 from .plan import SpecPlan, report_inputs, settings_digest
 from .stale import Stale
@@ -32,9 +31,9 @@ def report_uptodate(project: Project, plan: SpecPlan) -> bool | Stale:
     if not (stamp and stamp.get("inputs") == digest and stamp.get("passed")):
         return False
     if plan.intact is None:  # asked by the report and the thresholds task: checked once
-        plan.intact = stamp.get("files") == _signature(project.reports_dir / plan.spec.name) and all(
-            view_current(trial_dir(project.runs_dir, i.spec, i.case, i.arm.name, i.k).root, i.tkey.key, i.grade_key)
-            for i in plan.items)
+        plan.intact = stamp.get("files") == _signature(project.reports_dir / plan.spec.name) and views_current(
+            project, plan.spec.name, [(cell_rel(i.case.id, i.arm.name, i.k), i.tkey.key, i.grade_key)
+                                      for i in plan.items])
     return plan.intact or Stale("a cell's view or a report file was removed or edited since the last report: "
                                 "checking them out again")
 
