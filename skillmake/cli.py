@@ -55,7 +55,6 @@ def usage() -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     interrupts.install("skillmake")  # done on import for the console script; here for every other caller
-    interrupts.arm()  # an interrupt now raises KeyboardInterrupt, handled below
     try:
         return _main(args)
     except UsageError as exc:
@@ -148,6 +147,7 @@ def _say(text: str) -> int:
 
 
 def _own(command: str, args: list[str]) -> int:
+    interrupts.arm()  # the command unwinds on Ctrl-C (KeyboardInterrupt), as its own code expects
     if command == "watch":
         from .watch import main as watch_main
 

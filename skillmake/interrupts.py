@@ -9,9 +9,12 @@ A handler only sets a flag, signals processes (os.kill) and writes with os.write
 second signal may arrive while the first handler runs, in the same thread) and never waits. What it does next
 depends on where it runs:
 
-- the run's own process, `skillmake` front end: raise KeyboardInterrupt once the front end's main() is under way
-  (it reports the interrupt and exits 130); before that, write the one line and exit 130 at once;
-- the run's own process, plain `doit`: write the one line and raise SystemExit(130), so doit saves what finished;
+- the run's own process, before anything runs (start-up, loading, planning): write the one line and exit 130 at
+  once; there is nothing to save or stop, and an exception raised into an extension module's initialisation
+  (orjson's, say) can crash the interpreter;
+- the run's own process once tasks run (arm()): `skillmake` raises KeyboardInterrupt (its main() stops every
+  trial's processes, says so and exits 130); plain `doit` writes the one line and raises SystemExit(130), so
+  doit saves what finished;
 - a doit worker process (`-P process`): raise KeyboardInterrupt only when it is idle in doit's loop (it then
   leaves); a worker in a trial lets the trial end itself (its supervisors were just stopped, and the next
   `process.run` raises Interrupted), so no half-written record is left behind.
@@ -42,7 +45,8 @@ STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 # atomic under the GIL, and the handler only copies it).
 LIVE: dict[int, Any] = {}
 
-_state: dict[str, Any] = {"interrupted": False, "front": "", "armed": False, "pid": 0, "wakeup": -1}
+_state: dict[str, Any] = {"interrupted": False, "raised": False, "front": "", "armed": False, "pid": 0,
+                          "wakeup": -1}
 _PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
 
@@ -97,7 +101,9 @@ def install_for_entry_point() -> None:
 
 
 def arm() -> None:
-    """The `skillmake` front end's main() is under way: from now on an interrupt raises KeyboardInterrupt there."""
+    """Something is under way that has to be unwound rather than cut short (doit runs tasks, a command of the
+    front end runs): from now on an interrupt raises in the main thread (KeyboardInterrupt for the `skillmake`
+    front end, SystemExit(130) for plain doit) instead of ending the process at once."""
     _state["armed"] = True
 
 
@@ -153,21 +159,25 @@ def _on_main_thread() -> bool:
 
 
 def _on_signal(signum: int, frame: FrameType | None) -> None:
-    first = not _state["interrupted"]
     interrupt()
-    if not first:
+    if _state["raised"]:
         return  # already unwinding: a second signal must not cut its cleanup short
     if os.getpid() != _state["pid"]:  # a doit worker: leave doit's loop only from where it waits for work
         if _in_doit_worker_loop(frame) and not _in_package(frame):
+            _state["raised"] = True
             raise KeyboardInterrupt
         return
-    if _state["front"] == "skillmake":
-        if _state["armed"]:
-            raise KeyboardInterrupt  # main() stops every trial's processes and says so
-        os.write(2, f"skillmake: {MESSAGE}\n".encode())
-        os._exit(130)  # nothing has started yet: nothing to save or stop
+    _state["raised"] = True
+    front = _state["front"]
+    if not _state["armed"]:
+        # Start-up, planning, loading: nothing has run, so nothing is to be saved or stopped; and an exception
+        # raised here could land inside an extension module's initialisation, which does not survive it.
+        os.write(2, f"{front}: {MESSAGE}\n".encode())
+        os._exit(130)
+    if front == "skillmake":
+        raise KeyboardInterrupt  # main() stops every trial's processes and says so
     os.write(2, f"doit: {MESSAGE}\n".encode())  # print() may be mid-write on this very thread
-    raise SystemExit(130)
+    raise SystemExit(130)  # doit saves what finished on its way out
 
 
 def _in_package(frame: FrameType | None) -> bool:

@@ -7,7 +7,7 @@ from typing import Any
 
 from doit.exceptions import TaskFailed
 
-from .. import console, process
+from .. import console, interrupts, process
 from .. import grade as grading
 from .. import trial as trials
 from ..errors import SkillmakeError
@@ -32,6 +32,7 @@ def _between_tasks(action: Any) -> Any:
 
     @functools.wraps(action)  # its name and signature: pickled by name in `-P process`, inspected by doit
     def wrapped(*args: Any, **kwargs: Any) -> Any:
+        interrupts.arm()  # whatever the reporter: a task runs, so an interrupt must unwind, not cut short
         process.raise_if_interrupted()
         result = action(*args, **kwargs)
         process.raise_if_interrupted()

@@ -14,7 +14,7 @@ import time
 from collections.abc import Iterable
 from typing import Any, TextIO
 
-from .. import STARTED, console
+from .. import STARTED, console, interrupts
 from ..console import write_line
 from . import tasks
 
@@ -60,6 +60,7 @@ class SkillmakeReporter:
     # --- doit's reporter interface ------------------------------------------------
 
     def initialize(self, tasks: dict[str, Any], selected_tasks: list[str]) -> None:
+        interrupts.arm()  # tasks run from now on: an interrupt unwinds the run so doit saves what finished
         self.to_run = {name for name in _closure(tasks, selected_tasks)
                        if _kind(name) in COUNTED and not _known_uptodate(tasks[name])}
         LAST_RUN["no_specs"] = not any(name.startswith("validate:") for name in tasks)

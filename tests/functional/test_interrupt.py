@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.proclist import live
+
 from .project import Project
 
 AGENT = '''\
@@ -73,3 +75,111 @@ def finished_trials(records: list[Path]) -> int:
         return sum(1 for r in records if orjson.loads(r.read_bytes())["kind"] == "trial")
     except (OSError, ValueError):  # a record being replaced while the run writes it
         return 0
+
+
+# --- an interrupt at any moment: exit 130, one line, no traceback, no trial started after it ---------------------
+
+TIMED_AGENT = '''\
+import os, sys, time
+from pathlib import Path
+here = Path(__file__).resolve().parent
+with open(here / "calls.log", "a") as f:
+    f.write(f"{time.time():.6f}\\n")
+time.sleep(float(os.environ.get("SKILLMAKE_ARGS") or 3))
+with open(here / "finished.log", "a") as f:
+    f.write(os.environ["SKILLMAKE_TRIAL"] + "\\n")
+print("done")
+'''
+
+# Three cases of 300 trials: planning them takes a good second, so a signal soon after start comes during it.
+LARGE_SPEC = "skill: skills/s\nagent: {kind: command, command: [python3, agent.py]}\ntrials: 300\ncases:\n" + "".join(
+    f"  - {{id: c{i}, prompt: work, checks: [{{type: contains, needle: done}}]}}\n" for i in range(3))
+# The dodo.py says when doit has loaded it: until then only doit's own start-up runs, which no dodo can reach.
+DODO = ('"""Evals of this project."""\nopen("dodo.loading", "w").close()\n'
+        'from skillmake.dodo import *  # noqa: E402, F403\n')
+MESSAGE = "interrupted; finished trials are kept in the store"
+
+
+def _timed_project(tmp_path: Path) -> Project:
+    p = Project.empty(tmp_path / "early")
+    p.write("agent.py", TIMED_AGENT)
+    p.write("skills/s/SKILL.md", "body\n")
+    p.write("early.eval.yaml", LARGE_SPEC)
+    p.write("dodo.py", DODO)
+    (tmp_path / "trials").mkdir()
+    return p
+
+
+def _catches_sigint(pid: int) -> bool:
+    """Whether `pid` has a SIGINT handler: the interpreter installs its own once it has initialised, and before
+    that a SIGINT simply ends it (exit status -2, nothing printed)."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return False
+    caught = int(next(line.split()[1] for line in status.splitlines() if line.startswith("SigCgt:")), 16)
+    return bool(caught & (1 << (signal.SIGINT - 1)))
+
+
+def _starts(p: Project) -> list[float]:
+    log = p.root / "calls.log"
+    return [float(t) for t in log.read_text().split()] if log.exists() else []
+
+
+def _interrupt_at(p: Project, argv: list[str], moment: str, *, ignored: bool = False) -> tuple[int, str, float]:
+    """Start `argv` in its own process group, send SIGINT to the group at `moment`; (exit status, stderr, when
+    the signal was sent). `ignored`: started with SIGINT ignored, as a script's background job is."""
+    env = {**os.environ, "SKILLMAKE_TMPDIR": str(p.root.parent / "trials")}
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN) if ignored else None
+    try:
+        proc = subprocess.Popen(argv, cwd=p.root, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                text=True, start_new_session=True)
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
+    deadline = time.monotonic() + 60
+    if moment == "middle":  # trials are running
+        while len(_starts(p)) < 2 and time.monotonic() < deadline:
+            time.sleep(0.01)
+    else:  # `moment` s after the interpreter is up (skillmake) or doit has started loading the dodo.py (doit)
+        def ready() -> bool:
+            if argv[2] == "doit":
+                return (p.root / "dodo.loading").exists()
+            return ignored or _catches_sigint(proc.pid)
+
+        while not ready() and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.002)
+        time.sleep(float(moment))
+    sent = time.time()
+    os.killpg(proc.pid, signal.SIGINT)
+    _, err = proc.communicate(timeout=30)
+    return proc.returncode, err, sent
+
+
+FRONTS = {"skillmake": [sys.executable, "-m", "skillmake"], "doit": [sys.executable, "-m", "doit"]}
+EARLY = [(front, mode, moment) for front in FRONTS for mode, moments in
+         (("thread", ["0.05", "0.3", "1.0", "middle"]), ("process", ["1.0", "middle"])) for moment in moments]
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+@pytest.mark.parametrize(("front", "mode", "moment"), EARLY, ids=["-".join(e) for e in EARLY])
+def test_an_interrupt_at_any_moment_exits_130_in_one_line(tmp_path: Path, front: str, mode: str,
+                                                          moment: str) -> None:
+    # Before: a Ctrl-C during start-up or planning printed a KeyboardInterrupt traceback (both front ends).
+    p = _timed_project(tmp_path)
+    code, err, sent = _interrupt_at(p, [*FRONTS[front], "-n", "4", "-P", mode], moment)
+    assert code == 130, err
+    assert "Traceback" not in err and err.count(MESSAGE) == 1 and len(err.strip().splitlines()) == 1, err
+    # A trial whose supervisor had started may log a moment later; none starts after the signal.
+    assert [t for t in _starts(p) if t > sent + 0.1] == []
+    assert not (p.root / "finished.log").exists()  # running agents were stopped, not waited for (each takes 3 s)
+    assert live(str(tmp_path / "trials")) == []
+
+
+def test_an_interrupt_is_not_lost_when_sigint_was_ignored_at_start(tmp_path: Path) -> None:
+    # Before: started as a script's background job (SIGINT ignored), a Ctrl-C in the first second was dropped
+    # and the run went on to the end with exit 0; a later one stopped it. Now the run is stoppable throughout.
+    p = _timed_project(tmp_path)
+    code, err, _ = _interrupt_at(p, [*FRONTS["skillmake"], "-n", "4", "-P", "thread"], "0.3", ignored=True)
+    assert code == 130 and err.count(MESSAGE) == 1, err
+    assert _starts(p) == []
