@@ -135,6 +135,9 @@ class JudgeConfig:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Thresholds:
     min_pass_rate: float | None = None
+    # Which value min_pass_rate is compared with: the point estimate, or the lower/upper end of its 95% Wilson
+    # interval (`min_pass_rate: {value: 0.8, on: lower}`); a bare number means the point.
+    min_pass_rate_on: str = "point"
     min_mean_score: float | None = None
     min_baseline_delta: float | None = None
     min_stability: float | None = None

@@ -262,7 +262,7 @@ def _build(data: dict[str, Any], rules: Rules) -> Spec:
         system_prompt=data.get("system_prompt"),
         judge=JudgeConfig(provider=judge.get("provider"), model=judge.get("model"),
                           pass_threshold=judge.get("pass_threshold", 4), temperature=judge.get("temperature")),
-        thresholds=Thresholds(**data.get("thresholds", {})),
+        thresholds=_thresholds(data.get("thresholds", {})),
         forbidden_files=tuple(sandbox.get("forbidden_files", ())),
         extra_path=tuple(sandbox.get("extra_path", ())),
         trigger_tests=trigger_spec.build(data.get("trigger_tests"), agent=agent, folder=rules.folder,
@@ -320,3 +320,13 @@ def discover(root: str) -> list[str]:
     from .discovery import discover as found
 
     return found(root)
+
+
+def _thresholds(data: Mapping[str, Any]) -> Thresholds:
+    """Thresholds from validated data: `min_pass_rate` is a number (the point) or {value, on: point|lower|upper}."""
+    given = dict(data)
+    rate = given.get("min_pass_rate")
+    if isinstance(rate, Mapping):
+        given["min_pass_rate"] = rate["value"]
+        given["min_pass_rate_on"] = rate.get("on", "point")
+    return Thresholds(**given)

@@ -170,3 +170,72 @@ DELTA_METRICS = ("pass_rate", "pass_at_k", "pass_hat_k", "mean_score")
 def baseline_delta(with_skill: ArmStats, without_skill: ArmStats) -> dict[str, float | None]:
     """with_skill − without_skill for pass rate, pass@k, pass^k and mean score (caliper's pass@k: delta())."""
     return {m: delta(getattr(with_skill, m), getattr(without_skill, m)) for m in DELTA_METRICS}
+
+
+# --- intervals (docs/statistics.md) ---------------------------------------------------------------------------
+
+Z95 = 1.959963984540054  # the two-sided 95% standard normal quantile
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Interval:
+    """A 95% interval [low, high] around a point estimate."""
+
+    low: float
+    high: float
+
+    def to_dict(self, digits: int = 6) -> dict[str, float]:
+        return {"low": round(self.low, digits), "high": round(self.high, digits)}
+
+
+def wilson(p: float, n: int, *, z: float = Z95) -> tuple[float, float]:
+    """The Wilson score interval (Wilson 1927) of a proportion `p` observed over `n` trials, clipped to [0, 1].
+
+    centre = (p + z²/2n) / (1 + z²/n); half-width = z·√(p(1−p)/n + z²/4n²) / (1 + z²/n). Unlike the normal
+    (Wald) interval it stays inside [0, 1] and is not zero-width at 0/n or n/n, which matters at 3–10 trials."""
+    if n <= 0:
+        raise ValueError(f"n must be at least 1, got {n}")
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"p must be in [0, 1], got {p}")
+    z2 = z * z
+    centre = (p + z2 / (2 * n)) / (1 + z2 / n)
+    half = z * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / (1 + z2 / n)
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def wilson_interval(p: float | None, n: int) -> Interval | None:
+    """The 95% Wilson interval of `p` over `n` trials; None with no trial or no rate."""
+    if p is None or n <= 0:
+        return None
+    low, high = wilson(p, n)
+    return Interval(low=low, high=high)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PairedDelta:
+    """The mean of paired per-case differences d_i = with_i − without_i, its standard error clustered by case
+    (sd(d) / √n, Miller 2024) and the 95% normal interval mean ± z·se (None below two cases: no spread to
+    measure)."""
+
+    cases: int
+    mean: float | None
+    se: float | None
+    interval: Interval | None
+
+
+def paired_delta(pairs: Sequence[tuple[float, float]], *, z: float = Z95) -> PairedDelta:
+    """The paired difference over cases from (with, without) per-case pass rates (Miller 2024, "Adding Error
+    Bars to Evals", paired differences): with the same cases in both arms, the variance of the mean difference
+    is that of the per-case differences over n, so the difficulty both arms share cancels. sd is the sample
+    standard deviation (n − 1); the interval is clipped to [−1, 1]."""
+    diffs = [a - b for a, b in pairs]
+    n = len(diffs)
+    if n == 0:
+        return PairedDelta(cases=0, mean=None, se=None, interval=None)
+    mean = sum(diffs) / n
+    if n < 2:
+        return PairedDelta(cases=1, mean=mean, se=None, interval=None)
+    var = sum((d - mean) ** 2 for d in diffs) / (n - 1)
+    se = math.sqrt(var / n)
+    return PairedDelta(cases=n, mean=mean, se=se,
+                       interval=Interval(low=max(-1.0, mean - z * se), high=min(1.0, mean + z * se)))

@@ -1,14 +1,15 @@
 """A's win rate over the judged pairs, ties counted as half a win, with a Wilson score interval.
 
-stats.py has no interval; this one lives here, beside its only user, so stats.py's mutation pins stay complete.
+The interval is stats.wilson, the one every pass rate in a report uses.
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
-Z95 = 1.959963984540054  # the two-sided 95% normal quantile
+from ..stats import Z95, wilson
+
+__all__ = ["Z95", "WinRate", "wilson", "win_rate"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -41,14 +42,3 @@ def win_rate(a_wins: int, b_wins: int, ties: int, *, z: float = Z95) -> WinRate:
     low, high = wilson(rate, n, z=z)
     return WinRate(a_wins=a_wins, b_wins=b_wins, ties=ties, rate=rate, low=low, high=high)
 
-
-def wilson(p: float, n: int, *, z: float = Z95) -> tuple[float, float]:
-    """The Wilson score interval of a proportion `p` observed over `n` trials, clipped to [0, 1]."""
-    if n <= 0:
-        raise ValueError(f"n must be at least 1, got {n}")
-    if not 0.0 <= p <= 1.0:
-        raise ValueError(f"p must be in [0, 1], got {p}")
-    z2 = z * z
-    centre = (p + z2 / (2 * n)) / (1 + z2 / n)
-    half = z * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / (1 + z2 / n)
-    return max(0.0, centre - half), min(1.0, centre + half)

@@ -7,7 +7,17 @@ from typing import Any
 
 from ..canonical import digest_json
 from ..model import WITH_SKILL, WITHOUT_SKILL, Spec
-from ..stats import ArmStats, CellStats, arm_stats, baseline_delta, cell_stats, delta
+from ..stats import (
+    ArmStats,
+    CellStats,
+    Interval,
+    arm_stats,
+    baseline_delta,
+    cell_stats,
+    delta,
+    paired_delta,
+    wilson_interval,
+)
 from .records import Record, add_usage, durations_ms, group_grades, of_spec, sum_usage, unique
 from .thresholds import evaluate_thresholds
 from .triggers import trigger_gates
@@ -24,6 +34,26 @@ _METRICS = ("pass_rate", "pass_at_k", "pass_at_k_caliper", "pass_hat_k", "stabil
 def _rounded(value: float | None) -> float | None:
     # Rounded so a report's digest does not flip on the last bit of a float sum.
     return None if value is None else round(value, 6)
+
+
+def _ci(interval: Interval | None) -> dict[str, float] | None:
+    return None if interval is None else interval.to_dict()
+
+
+def rate_ci(rate: float | None, n: int) -> dict[str, float] | None:
+    """The 95% Wilson interval of a pass rate over n trials, as report.json writes it ({low, high}, or None)."""
+    return _ci(wilson_interval(rate, n))
+
+
+def paired_baseline(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The baseline delta as a paired difference over the cases graded in both arms: its mean, its standard
+    error clustered by case and its 95% interval (stats.paired_delta)."""
+    without = {r["case"]: r["pass_rate"] for r in rows if r["arm"] == WITHOUT_SKILL and r["pass_rate"] is not None}
+    pairs = [(r["pass_rate"], without[r["case"]]) for r in rows
+             if r["arm"] == WITH_SKILL and r["pass_rate"] is not None and r["case"] in without]
+    paired = paired_delta(pairs)
+    return {"cases": paired.cases, "mean": _rounded(paired.mean), "se": _rounded(paired.se),
+            "ci": _ci(paired.interval)}
 
 
 def seed_format(spec: Spec) -> str | None:
@@ -60,8 +90,8 @@ def _row(spec: Spec, case_id: str, arm: str, grades: Sequence[Record], *, requir
     return {
         "case": case_id, "arm": arm, "required": required, "expected": spec.trials,
         "n": stats.n, "passed": stats.passed, "k": stats.k,
-        "pass_rate": _rounded(stats.pass_rate), "pass_at_k": _rounded(stats.pass_at_k),
-        "pass_at_k_caliper": _rounded(stats.pass_at_k_caliper),
+        "pass_rate": _rounded(stats.pass_rate), "pass_rate_ci": rate_ci(stats.pass_rate, stats.n),
+        "pass_at_k": _rounded(stats.pass_at_k), "pass_at_k_caliper": _rounded(stats.pass_at_k_caliper),
         "pass_hat_k": _rounded(stats.pass_hat_k), "stability": _rounded(stats.stability),
         "mean_score": _rounded(stats.mean_score), "outcomes": stats.outcomes,
         "failures": _failures(grades),
@@ -88,6 +118,8 @@ def _arm_block(uses_skill: bool, rows: Sequence[Mapping[str, Any]], trials: Sequ
         "skill": uses_skill,
         "cases": stats.cases, "n": stats.n, "passed": stats.passed, "cases_passed": stats.cases_passed,
         **{m: _rounded(getattr(stats, m)) for m in _METRICS},
+        # The arm's rate is the mean of its cases' rates; its interval treats its n trials as one sample.
+        "pass_rate_ci": rate_ci(stats.pass_rate, stats.n),
         "usage": {"agent": agent, "judge": judge, "total": add_usage(agent, judge)},
         "duration_ms": {"total": round(sum(times), 3), "mean": round(sum(times) / len(times), 3) if times else None},
     }
@@ -144,7 +176,7 @@ def build_report(spec: Spec, trials: Sequence[Record], grades: Sequence[Record],
         deltas = {**baseline_delta(with_skill, without_skill),
                   "pass_at_k_caliper": delta(with_skill.pass_at_k_caliper, without_skill.pass_at_k_caliper)}
         baseline = {"arm": WITH_SKILL, "against": WITHOUT_SKILL,
-                    "delta": {m: _rounded(v) for m, v in deltas.items()}}
+                    "delta": {m: _rounded(v) for m, v in deltas.items()}, "paired": paired_baseline(rows)}
     report: dict[str, Any] = {
         "schema": REPORT_SCHEMA,
         "spec": {"name": spec.name, "path": spec.relpath, "skill": spec.skill.name, "trials": spec.trials,

@@ -3,6 +3,7 @@ gate for a spec read from clauditor (the share of its criteria a run passes)."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -24,6 +25,7 @@ class Verdict:
     passed: bool
     message: str
     case: str | None = None
+    bound: str = "point"  # which value was compared: the point estimate, or the lower/upper end of its 95% interval
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -47,6 +49,20 @@ def gate(spec: str, metric: str, arm: str, value: float | None, threshold: float
                    message=message)
 
 
+def bound_gate(spec: str, arm: str, block: Mapping[str, Any], threshold: float, bound: str) -> Verdict:
+    """min_pass_rate on an end of the arm's 95% Wilson interval (`on: lower` or `on: upper`); the message names
+    the bound, its value, the point and the interval."""
+    ci = block.get("pass_rate_ci")
+    value = None if not ci else float(ci["low" if bound == "lower" else "high"])
+    verdict = gate(spec, "min_pass_rate", arm, value, threshold, f"pass rate {bound} bound")
+    if value is None:
+        return dataclasses.replace(verdict, bound=bound)
+    point = block.get("pass_rate")
+    message = (f"{verdict.message} (pass rate {_fmt(point)}, 95% Wilson interval [{ci['low']:.2f}, {ci['high']:.2f}]"
+               f" over {block.get('n', 0)} trials)")
+    return dataclasses.replace(verdict, bound=bound, message=message)
+
+
 def evaluate_thresholds(spec: Spec, report: Mapping[str, Any]) -> list[Verdict]:
     """Every gate the spec declares, evaluated on its report, passing ones included.
 
@@ -66,6 +82,9 @@ def evaluate_thresholds(spec: Spec, report: Mapping[str, Any]) -> list[Verdict]:
         if threshold is None:
             continue
         for arm in skill_arms:
+            if metric == "min_pass_rate" and th.min_pass_rate_on != "point":
+                out.append(bound_gate(name, arm, arms[arm], threshold, th.min_pass_rate_on))
+                continue
             out.append(gate(name, metric, arm, arms[arm].get(_FIELDS[metric]), threshold, _LABELS[metric]))
     if th.min_baseline_delta is not None:
         delta = (report.get("baseline") or {}).get("delta", {}).get("pass_rate")

@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..model import Spec, TriggerQuery
+from ..stats import wilson_interval
 from .records import Record, sum_usage
 from .thresholds import Verdict, gate
 
@@ -19,6 +20,12 @@ _LISTED = 5
 
 def _r(value: float | None) -> float | None:
     return None if value is None else round(value, 6)
+
+
+def _ci(hits: int, n: int) -> dict[str, float] | None:
+    """The 95% Wilson interval of hits/n; None with n = 0 (a convention's 1.0 over nothing has no interval)."""
+    interval = wilson_interval(hits / n, n) if n else None
+    return None if interval is None else interval.to_dict()
 
 
 def fired(record: Record, skill: str) -> bool:
@@ -80,7 +87,7 @@ def trigger_section(spec: Spec, runs: Sequence[Run], *, skill: str) -> dict[str,
             fp, tn = fp + hits, tn + done - hits
         queries.append({"id": query.id, "query": query.query, "should_trigger": query.should_trigger, "runs": done,
                         "expected": tests.runs, "triggers": hits, "errors": len(trials) - done,
-                        "trigger_rate": _r(rate), "pass": passed, "trials": trials})
+                        "trigger_rate": _r(rate), "trigger_rate_ci": _ci(hits, done), "pass": passed, "trials": trials})
     # skill-creator's convention where nothing was predicted or expected: precision and recall are 1.0. But no
     # data is not a perfect score: with no run that produced a result (every one erred), or no result for any
     # query that should trigger, there is no precision or recall to give (None: "no result").
@@ -91,6 +98,7 @@ def trigger_section(spec: Spec, runs: Sequence[Run], *, skill: str) -> dict[str,
     passed_n = sum(1 for q in queries if q["pass"])
     summary = {"total": len(queries), "passed": passed_n, "failed": len(queries) - passed_n,
                "tp": tp, "fp": fp, "tn": tn, "fn": fn, "precision": _r(precision), "recall": _r(recall),
+               "precision_ci": _ci(tp, tp + fp), "recall_ci": _ci(tp, tp + fn),
                "f1": _r(None if precision is None or recall is None else
                         2 * precision * recall / (precision + recall) if precision + recall else 0.0),
                "accuracy": _r((tp + tn) / total_runs) if total_runs else None,
