@@ -31,6 +31,7 @@ commands:
   optimize-description SPEC     improve the skill's description on its trigger_tests (skill-creator's loop)
   rejudge N [SPEC…]             judge cached outputs N more times: flip rate and Fleiss' kappa per criterion
   view [SPEC…]                  browse results, outputs and transcripts on 127.0.0.1, with feedback
+  push | pull [SPEC…]           send every stored result to the remote store / fetch what the specs need
   clauditor grade|validate|triggers SKILL.md [FLAGS]
                                 clauditor's own command lines, flags and exit codes (0 1 2 3)
   caliper run|validate SPEC [FLAGS]
@@ -99,6 +100,16 @@ def _main(args: list[str]) -> int:
         if not os.path.isdir(root):
             raise UsageError(f"--root {inv.root}: no such folder", hint="usage: skillmake --root DIR [COMMAND] …")
         os.environ["SKILLMAKE_ROOT"] = root  # before anything loads: every command and doit's loader read it
+    if inv.remote is not None or inv.offline:
+        from . import remote
+
+        if inv.remote is not None:
+            if "://" not in inv.remote:
+                raise UsageError(f"--remote needs a URL (s3://bucket/prefix, file:///folder), not {inv.remote!r}",
+                                 hint="usage: skillmake --remote URL [COMMAND] …")
+            os.environ[remote.REMOTE_VAR] = inv.remote  # through the environment: doit's workers see it too
+        if inv.offline:
+            os.environ[remote.OFFLINE_VAR] = "1"
     if inv.version:
         from importlib.metadata import version  # doit's installed version, without importing doit (~70 ms)
 
@@ -188,6 +199,10 @@ def _own(command: str, args: list[str]) -> int:
         from .view.command import main as view_main
 
         return view_main(args)
+    if command in ("push", "pull"):
+        from .commands import sync
+
+        return sync.push_main(args) if command == "push" else sync.pull_main(args)
     from .commands import specs
 
     return specs.validate(args) if command == "validate" else specs.report(args)

@@ -106,6 +106,7 @@ class Config:
     timeout: float | None = None
     agent: dict[str, Any] = field(default_factory=dict)  # the agent of specs naming none; defaults for the rest
     judge: dict[str, Any] = field(default_factory=dict)  # provider, model
+    remote: str | None = None  # a shared remote store's URL (remote.py); $SKILLMAKE_REMOTE and --remote beat it
 
     @property
     def state_dir(self) -> str:
@@ -164,7 +165,8 @@ def load_config(root: str) -> Config:
                   store=os.path.normpath(os.path.join(root, os.path.expanduser(store))) if store else "",
                   jobs=data.get("jobs"), trials=data.get("trials"),
                   timeout=float(data["timeout"]) if "timeout" in data else None,
-                  agent=dict(data.get("agent", {})), judge=dict(data.get("judge", {})))
+                  agent=dict(data.get("agent", {})), judge=dict(data.get("judge", {})),
+                  remote=data.get("remote"))
 
 
 STORE_OUTSIDE = "allow_store_outside_root"

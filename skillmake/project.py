@@ -97,6 +97,9 @@ class Project(StateFolders):
         parsed.save()
         project = cls(root=root, store=Store(config.content_store), state_dir=state, keys=KeyMaker(root),
                       config=config, skipped=result.skipped, spec_files=result.files)
+        from .remote import open_remote
+
+        project.store.remote = open_remote(config.remote)  # None offline or unset; made lazily (no fsspec import)
         for spec in result.specs:
             # What the spec writes (a seed's translation: clauditor's variance.n_runs is its `trials`).
             settings = overrides.spec_settings(spec, config, declared=spec.declared)

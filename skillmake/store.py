@@ -11,7 +11,7 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
@@ -19,6 +19,9 @@ from . import atomic, redact
 from .canonical import canonical_json, digest_bytes, hex_of
 from .errors import RecordError
 from .schema import validate_record
+
+if TYPE_CHECKING:
+    from .remote import Remote
 
 TRIAL_SCHEMA = "trial-record.schema.json"
 GRADE_SCHEMA = "grade-record.schema.json"
@@ -42,6 +45,8 @@ class Store:
         self.objects = self.root / "objects"
         self.actions = self.root / "actions"
         self.quarantine_dir = self.root / "quarantine"
+        # A shared remote store (remote.py): asked on a local miss of an action key, sent each record written.
+        self.remote: Remote | None = None
 
     # --- objects ---------------------------------------------------------------
 
@@ -92,9 +97,10 @@ class Store:
     def has_action(self, key: str) -> bool:
         return self.action_path(key).exists()
 
-    def put_action(self, record: dict[str, Any], *, schema: str) -> None:
+    def put_action(self, record: dict[str, Any], *, schema: str, push: bool = True) -> None:
         """Write the record for record['key'] after checking it; the objects it names must already exist. Every
-        text in it is redacted of this process's credentials first (redact.py: defence in depth)."""
+        text in it is redacted of this process's credentials first (redact.py: defence in depth). With a remote,
+        the record and its objects go up too (`push`: False for a record that came from there)."""
         record = redact.redact_data(record, redact.environment_secrets())
         validate_record(schema, record, what=f"{record.get('kind', 'record')} {record.get('key')}")
         missing = [d for d in named_objects(record) if not self.has(d)]
@@ -102,6 +108,8 @@ class Store:
             raise RecordError(f"record names objects that are not stored: {missing[:3]}",
                               hint="objects must be written before the action entry (a bug in skillmake)")
         atomic.write_bytes(self.action_path(record["key"]), orjson.dumps(record, option=orjson.OPT_INDENT_2))
+        if push and self.remote is not None:
+            self.remote.push([record], self)
 
     def get_action(self, key: str, *, schema: str, verify: bool = True) -> dict[str, Any] | None:
         """The cached record for `key`, or None: missing, unreadable, invalid, or naming a lost object."""
@@ -109,7 +117,13 @@ class Store:
         try:
             data = path.read_bytes()
         except OSError:
-            return None
+            # A local miss asks the remote, which writes the record and its objects here when it has them.
+            if self.remote is None or not self.remote.fetch(key, self, schema=schema):
+                return None
+            try:
+                data = path.read_bytes()
+            except OSError:
+                return None
         try:
             record = orjson.loads(data)
             if verify:

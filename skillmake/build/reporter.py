@@ -153,6 +153,7 @@ class SkillmakeReporter:
             self._line("skillmake: no spec found (*.eval.yaml, *.eval.yml, *.eval.json) under the project root\n"
                        "  hint: write one (see examples/), or point at the project with --root DIR", err=True)
             return
+        self._say_remote()
         elapsed = time.monotonic() - self.t0
         tally = self.tally
         # A task doit ran may still have been served by the store (another trial with identical inputs).
@@ -199,6 +200,19 @@ class SkillmakeReporter:
         self._line(f"skillmake: {'; '.join(parts)} in {elapsed:.1f}s")
 
     # --- helpers --------------------------------------------------------------------
+
+    def _say_remote(self) -> None:
+        """What the remote store moved in this run (remote.py), and each of its notes once."""
+        from .. import remote
+
+        for r in remote.active():
+            s = r.stats
+            if s.fetched_records or s.pushed_records:
+                self._line(f"skillmake: remote {r.shown}: fetched {s.fetched_records} results "
+                           f"({s.downloaded_bytes:,} bytes), sent {s.pushed_records} ({s.uploaded_bytes:,} bytes)")
+            for note in s.notes:
+                self._line(f"skillmake: {note}", err=True)
+            s.notes.clear()
 
     def _tick(self) -> None:
         """Say which task is still running once it has taken SLOW_AFTER seconds (once per task)."""

@@ -16,7 +16,7 @@ from ..errors import UsageError
 
 # The commands skillmake implements itself (everything else is a doit command or a task name).
 OWN_COMMANDS = ("validate", "explain", "report", "watch", "init", "schema", "import", "promote", "compare",
-                "optimize-description", "view", "rejudge", "clauditor", "caliper")
+                "optimize-description", "view", "rejudge", "clauditor", "caliper", "push", "pull")
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,6 +42,9 @@ GLOBAL = (
     Opt("", "no-color", "no_color", help="never colour the output (also: NO_COLOR=1)"),
     Opt("h", "help", "help", help="show this help (after a command: that command's help)"),
     Opt("", "version", "version", help="print skillmake's and doit's versions"),
+    Opt("", "remote", "remote", "value", help="a shared remote store for this run: s3://bucket/prefix or "
+        "file:///folder (also: SKILLMAKE_REMOTE; beats the config's `remote`)", metavar="URL"),
+    Opt("", "offline", "offline", help="ignore every remote store (also: SKILLMAKE_OFFLINE=1)"),
 )
 
 SELECT = (
@@ -117,6 +120,8 @@ class Invocation:
     color: bool | None = None  # None: colour when writing to a terminal and NO_COLOR is unset
     help: bool = False
     version: bool = False
+    remote: str | None = None  # --remote URL (cli.py sets SKILLMAKE_REMOTE)
+    offline: bool = False  # --offline (cli.py sets SKILLMAKE_OFFLINE)
     args: tuple[str, ...] = ()  # an own command's arguments (validate, report, …), globals removed
     doit_args: tuple[str, ...] = ()  # what doit gets: [command] + its options + positional words
     targets: tuple[str, ...] = ()  # task names or patterns (run, explain)
@@ -144,7 +149,8 @@ def parse(argv: Sequence[str], *, doit_commands: Callable[[], Mapping[str, tuple
     so `skillmake validate` never imports doit)."""
     values, rest = parse_options(list(argv), GLOBAL, keep_unknown=True)
     base: dict[str, Any] = {"root": values.get("root"), "help": bool(values.get("help")),
-                            "version": bool(values.get("version")),
+                            "version": bool(values.get("version")), "remote": values.get("remote"),
+                            "offline": bool(values.get("offline")),
                             "color": True if values.get("color") else False if values.get("no_color") else None}
     if base["version"]:
         return Invocation(command="run", **base)

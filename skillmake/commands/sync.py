@@ -1,0 +1,114 @@
+"""`skillmake push` and `skillmake pull [SPEC…]`: explicit syncing with the remote store (remote.py).
+
+A run already reads through the remote and writes back what it finishes; these are for the rest: `push` sends
+every result the local store holds that the remote lacks (results of runs made offline, or before the remote was
+set), `pull` fetches every result the project's specs name now — trials, then the grades of their outputs — so a
+laptop can go offline with them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+import orjson
+
+from ..console import write_line
+from ..errors import EXIT_OK, UsageError
+from ..project import Project
+from ..remote import Remote
+from ..store import GRADE_SCHEMA, TRIAL_SCHEMA
+
+BATCH = 256  # records per push batch: every object of a batch goes up before any of its entries
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> Any:  # argparse's hook; never returns
+        raise UsageError(f"{self.prog.removeprefix('skillmake ')}: {message}", hint=self.format_usage().strip())
+
+
+def push_main(args: Sequence[str]) -> int:
+    parser = _Parser(prog="skillmake push", allow_abbrev=False,
+                     description="Send every result in the local store that the remote store lacks (objects "
+                                 "first, then each entry). Exit 0, 3 with no remote set.")
+    parser.parse_args(list(args))
+    project, remote = _open()
+    records = list(_local_records(project))
+    sent = 0
+    for i in range(0, len(records), BATCH):
+        sent += remote.push(records[i:i + BATCH], project.store, skip_present=True)
+    _say_notes(remote)
+    write_line(sys.stdout, f"skillmake: pushed {sent} of {len(records)} results to {remote.shown} "
+                           f"({_size(remote.stats.uploaded_bytes)} sent; the rest were there already)")
+    return EXIT_OK
+
+
+def pull_main(args: Sequence[str]) -> int:
+    parser = _Parser(prog="skillmake pull", allow_abbrev=False,
+                     description="Fetch from the remote store every trial and grade the specs name now (only "
+                                 "what the local store lacks; every object verified by hash). Exit 0, 3 with no "
+                                 "remote set.")
+    parser.add_argument("specs", nargs="*", metavar="SPEC", help="spec names (default: every spec)")
+    opts = parser.parse_args(list(args))
+    project, remote = _open()
+    specs = [s for s in project.specs if not opts.specs or s.name in opts.specs]
+    unknown = sorted(set(opts.specs) - {s.name for s in project.specs})
+    if unknown:
+        raise UsageError(f"pull: no spec named {', '.join(unknown)}",
+                         hint=f"the specs: {', '.join(s.name for s in project.specs)}")
+    from ..build.plan import plan_spec
+
+    before = remote.stats.fetched_records
+    store = project.store
+    trials = {item.tkey.key for spec in specs for item in plan_spec(project, spec).items}
+    remote.parallel(lambda key: store.get_action(key, schema=TRIAL_SCHEMA), sorted(trials))
+    # The grade keys follow from the trials' outputs: plan again now that the trials are here.
+    grades = {item.grade_key for spec in specs for item in plan_spec(project, spec).items if item.grade_key}
+    remote.parallel(lambda key: store.get_action(key, schema=GRADE_SCHEMA), sorted(grades))
+    have = sum(1 for key in (*trials, *grades) if store.action_path(key).exists())
+    _say_notes(remote)
+    write_line(sys.stdout, f"skillmake: pulled {remote.stats.fetched_records - before} results from {remote.shown} "
+                           f"({_size(remote.stats.downloaded_bytes)}); {have} of {len(trials) + len(grades)} "
+                           "trials and grades the specs name are stored here now")
+    return EXIT_OK
+
+
+def _open() -> tuple[Project, Remote]:
+    from .specs import project_root
+
+    project = Project.open(project_root())
+    remote = project.store.remote
+    if remote is None:
+        offline = os.environ.get("SKILLMAKE_OFFLINE", "") not in ("", "0")
+        raise UsageError("no remote store" + (" (--offline / SKILLMAKE_OFFLINE is set)" if offline else ""),
+                         hint="say where: remote = \"s3://bucket/prefix\" in the config, SKILLMAKE_REMOTE, or "
+                              "--remote URL")
+    return project, remote
+
+
+def _local_records(project: Project) -> Any:
+    """Every action entry of the local store, oldest folder first (unreadable ones skipped: a run re-makes them)."""
+    actions = project.store.actions
+    for sub in sorted(os.listdir(actions)) if actions.is_dir() else []:
+        folder = actions / sub
+        for name in sorted(os.listdir(folder)) if folder.is_dir() else []:
+            if not name.endswith(".json") or name.startswith("."):
+                continue
+            try:
+                record = orjson.loads((folder / name).read_bytes())
+            except (OSError, orjson.JSONDecodeError):
+                continue
+            if isinstance(record, dict) and isinstance(record.get("key"), str):
+                yield record
+
+
+def _say_notes(remote: Remote) -> None:
+    for note in remote.stats.notes:
+        write_line(sys.stderr, f"skillmake: {note}")
+
+
+def _size(n: int) -> str:
+    return f"{n / 1e6:.1f} MB" if n >= 1e6 else f"{n / 1e3:.1f} kB" if n >= 1e3 else f"{n} B"
