@@ -296,6 +296,9 @@ def _fill(project: Project, rec: CellRecords, folder: Path) -> None:
     else:
         (folder / "workspace").mkdir()
         note = trial.get("workspace_note") or "this trial's workspace was not kept"
+        if digest:  # kept, but its tree is lost or corrupt now (quarantined): the next run draws the trial again
+            note = (f"this trial's workspace tree {digest[:19]}… is missing or corrupt in the store; the next run "
+                    "runs the trial again")
         atomic.write_text(folder / "workspace.txt", note + "\n", durable=False)
 
 

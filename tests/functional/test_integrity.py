@@ -229,3 +229,23 @@ def _opens_under(prefix: str, action: Callable[[], None]) -> list[str]:
         return _watch[1:]
     finally:
         _watch.clear()
+
+
+def test_a_tree_lost_between_plan_and_checkout_is_not_called_never_kept(p: Project) -> None:
+    import shutil
+
+    from skillmake.build.plan import plan_spec
+    from skillmake.build.report import cells_of
+    from skillmake.checkout import checkout
+    from skillmake.project import Project as Opened
+
+    project = Opened.open(str(p.root))
+    plan = plan_spec(project, project.specs[0])
+    cells = cells_of(project, plan)  # the records, read while the tree was there
+    trial = orjson.loads((_view(p) / "trial.json").read_bytes())
+    _object(p, trial["workspace"]).unlink()
+    shutil.rmtree(_view(p))
+    checkout(project, cells)
+    note = (_view(p) / "workspace.txt").read_text()
+    assert f"workspace tree {trial['workspace'][:19]}… is missing or corrupt" in note, note
+    assert p.run().agent_calls == 1  # and the next run draws it again
