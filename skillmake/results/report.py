@@ -45,6 +45,24 @@ def rate_ci(rate: float | None, n: int) -> dict[str, float] | None:
     return _ci(wilson_interval(rate, n))
 
 
+def ci_text(ci: Mapping[str, float] | None, *, signed: bool = False) -> str:
+    """An interval as every rendering shows it: "[0.34, 1.00]" ("[-0.12, +0.50]" signed); "" for none."""
+    if not ci:
+        return ""
+    fmt = "{:+.2f}" if signed else "{:.2f}"
+    return f"[{fmt.format(ci['low'])}, {fmt.format(ci['high'])}]"
+
+
+def paired_text(paired: Mapping[str, Any] | None) -> str:
+    """The paired baseline delta's interval and where it comes from: "[+0.26, +1.00] paired over 2 cases, se
+    0.25"; with fewer than two cases, why there is none."""
+    if not paired or not paired.get("cases"):
+        return ""
+    if not paired.get("ci"):
+        return f"no interval ({paired['cases']} case paired; it needs two)"
+    return f"{ci_text(paired['ci'], signed=True)} paired over {paired['cases']} cases, se {paired['se']:.2f}"
+
+
 def paired_baseline(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """The baseline delta as a paired difference over the cases graded in both arms: its mean, its standard
     error clustered by case and its 95% interval (stats.paired_delta)."""

@@ -8,7 +8,7 @@ from typing import Any
 from ..model import WITH_SKILL, WITHOUT_SKILL
 from ..stats import delta
 from .history import Change, compare
-from .report import headline_pass_at_k
+from .report import ci_text, headline_pass_at_k, paired_text
 
 Report = Mapping[str, Any]
 
@@ -40,11 +40,12 @@ def _spec_lines(report: Report, previous: Report | None) -> list[str]:
     base = {r["case"]: r["pass_rate"] for r in report["rows"] if r["arm"] == WITHOUT_SKILL}
     has_base = bool(base) and report.get("baseline") is not None
     shown = headline_pass_at_k(report)
-    header = ["case", "arm", "passed", *(_label(m, k, alone=len(shown) == 1) for m in shown)] + (
+    header = ["case", "arm", "passed", "pass rate (95% CI)", *(_label(m, k, alone=len(shown) == 1) for m in shown)] + (
         ["Δ base"] if has_base else []) + (["Δ prev"] if previous else [])
     rows = [header]
     for row in report["rows"]:
-        cells = [row["case"], row["arm"], f"{row['passed']}/{row['n']}", *(_num(row.get(m)) for m in shown)]
+        cells = [row["case"], row["arm"], f"{row['passed']}/{row['n']}", _rate(row),
+                 *(_num(row.get(m)) for m in shown)]
         if has_base:
             d = delta(row["pass_rate"], base.get(row["case"])) if row["arm"] == WITH_SKILL else None
             cells.append("" if d is None else f"{d:+.2f}")
@@ -64,9 +65,28 @@ def _spec_lines(report: Report, previous: Report | None) -> list[str]:
         if caliper_delta is not None:
             arm_bits.append(f"baseline Δ {label} {caliper_delta:+.2f}")
     lines.append("  " + "; ".join(arm_bits))
+    lines += _interval_line(report)
     lines += trigger_lines(report.get("triggers"))
     lines += [f"  ✗ {reason}" for reason in report["verdict"]["reasons"]]
     return lines
+
+
+def _rate(block: Mapping[str, Any]) -> str:
+    """"0.75 [0.30, 0.95]": a pass rate and its 95% Wilson interval (report.json's pass_rate_ci)."""
+    interval = ci_text(block.get("pass_rate_ci"))
+    return f"{_num(block.get('pass_rate'))} {interval}".rstrip()
+
+
+def _interval_line(report: Report) -> list[str]:
+    """Each arm's 95% Wilson interval and the paired baseline delta's, as report.json has them (absent from a
+    report written before intervals were added)."""
+    bits = [f"{name} {ci_text(block['pass_rate_ci'])}" for name, block in report["arms"].items()
+            if block.get("pass_rate_ci")]
+    baseline = report.get("baseline") or {}
+    paired = paired_text(baseline.get("paired"))
+    if paired and baseline["delta"]["pass_rate"] is not None:
+        bits.append(f"baseline Δ {baseline['delta']['pass_rate']:+.2f} {paired}")
+    return [f"  95% intervals: {'; '.join(bits)}"] if bits else []
 
 
 def trigger_lines(section: Mapping[str, Any] | None) -> list[str]:
@@ -77,11 +97,12 @@ def trigger_lines(section: Mapping[str, Any] | None) -> list[str]:
     if section.get("skipped"):
         return [f"{head}: not run — {section['skipped']}"]
     summary = section["summary"]
-    scores = (f"precision {_num(summary['precision'])}, recall {_num(summary['recall'])}, F1 {_num(summary['f1'])}"
+    scores = (f"precision {_num(summary['precision'])}{_sp(ci_text(summary.get('precision_ci')))}, "
+              f"recall {_num(summary['recall'])}{_sp(ci_text(summary.get('recall_ci')))}, F1 {_num(summary['f1'])}"
               if summary["precision"] is not None or summary["recall"] is not None
               else "no result (no run finished)")
     lines = [f"{head}: {summary['passed']}/{summary['total']} queries pass; {scores}"]
-    rows = [["query", "should", "fired", "rate", ""]]
+    rows = [["query", "should", "fired", "rate (95% CI)", ""]]
     for q in section["queries"]:
         mark = "" if q["pass"] else ("✗ false positive" if not q["should_trigger"] else "✗ missed")
         if not q["runs"]:  # no run produced a result: neither a miss nor a false positive
@@ -89,8 +110,12 @@ def trigger_lines(section: Mapping[str, Any] | None) -> list[str]:
         elif q["errors"]:
             mark = (mark + f" ({q['errors']} without a result)").strip()
         rows.append([q["id"], "yes" if q["should_trigger"] else "no", f"{q['triggers']}/{q['runs']}",
-                     _num(q["trigger_rate"]), mark])
+                     f"{_num(q['trigger_rate'])}{_sp(ci_text(q.get('trigger_rate_ci')))}", mark])
     return lines + ["  " + line for line in _table(rows)]
+
+
+def _sp(text: str) -> str:
+    return f" {text}" if text else ""
 
 
 def _same_triggers(a: Report, b: Report) -> bool:

@@ -73,7 +73,7 @@ def test_every_report_carries_both_each_named() -> None:
 def test_a_native_spec_renders_as_before() -> None:
     report = report_of(make_spec())
     text = render_summary([report])
-    assert "  case      arm            passed  pass@2  Δ base" in text
+    assert "  case      arm            passed  pass rate (95% CI)  pass@2  Δ base" in text
     assert "caliper" not in text and "unbiased" not in text
     assert "caliper" not in html_report(report)
 
@@ -82,8 +82,8 @@ def test_a_caliper_spec_leads_with_calipers_number() -> None:
     report = report_of(caliper_spec())
     assert report["spec"]["format"] == "caliper"
     text = render_summary([report])
-    assert "  case      arm            passed  pass@2 (caliper)  pass@2 (unbiased)  Δ base" in text
-    assert "  question  with_skill     1/2     0.75              1.00               +0.50" in text
+    assert "  case      arm            passed  pass rate (95% CI)  pass@2 (caliper)  pass@2 (unbiased)  Δ base" in text
+    assert "  question  with_skill     1/2     0.50 [0.09, 0.91]   0.75              1.00               +0.50" in text
     assert ("with_skill pass@2 (caliper) 0.88; without_skill pass@2 (caliper) 0.00; "
             "baseline Δ pass@2 (caliper) +0.88") in text
     page = html_report(report)

@@ -281,12 +281,14 @@ def test_summary_table() -> None:
     text = render_summary([report], ran=8, reused=0, seconds=12.34)
     lines = text.splitlines()
     assert lines[0] == "shout (shout, 2 trial(s) per case): FAILED — with_skill pass rate 0.75 < min_pass_rate 0.90"
-    assert lines[1].split() == ["case", "arm", "passed", "pass@2", "Δ", "base"]
-    assert lines[2].split() == ["greeting", "with_skill", "2/2", "1.00", "+1.00"]
-    assert lines[4].split() == ["question", "with_skill", "1/2", "1.00", "+0.50"]
+    assert lines[1].split() == ["case", "arm", "passed", "pass", "rate", "(95%", "CI)", "pass@2", "Δ", "base"]
+    assert lines[2].split() == ["greeting", "with_skill", "2/2", "1.00", "[0.34,", "1.00]", "1.00", "+1.00"]
+    assert lines[4].split() == ["question", "with_skill", "1/2", "0.50", "[0.09,", "0.91]", "1.00", "+0.50"]
     assert "baseline Δ +0.75" in lines[6]
-    assert lines[7] == "  ✗ shout: with_skill pass rate 0.75 < min_pass_rate 0.90"
-    assert lines[8] == "ran 8, reused 0 · 12.3s · results cost: 10,000 tokens $0.0800"
+    assert lines[7] == ("  95% intervals: with_skill [0.30, 0.95]; without_skill [0.00, 0.49]; "
+                        "baseline Δ +0.75 [+0.26, +1.00] paired over 2 cases, se 0.25")
+    assert lines[8] == "  ✗ shout: with_skill pass rate 0.75 < min_pass_rate 0.90"
+    assert lines[9] == "ran 8, reused 0 · 12.3s · results cost: 10,000 tokens $0.0800"
 
 
 def test_summary_against_previous_and_nothing_changed() -> None:
