@@ -8,7 +8,7 @@ from typing import Any
 
 from ..stats import delta
 from .history import Change, compare
-from .report import headline_pass_at_k
+from .report import ci_text, headline_pass_at_k, paired_text
 
 Report = Mapping[str, Any]
 
@@ -69,6 +69,16 @@ def _rate(passed: int, n: int, rate: float | None) -> str:
     return f'<td class="num"><span class="bar" style="--v:{width}%"></span>{passed}/{n}</td>'
 
 
+def _ci(block: Mapping[str, Any], field: str) -> str:
+    """A 95% Wilson interval cell, from the report's `<field>_ci`; "—" without one."""
+    text = ci_text(block.get(f"{field}_ci"))
+    return f'<td class="num ci" title="95% Wilson interval of the {field.replace("_", " ")}">{text or "—"}</td>'
+
+
+def _sp(text: str) -> str:
+    return f" {text}" if text else ""
+
+
 def _ms(value: float | None) -> str:
     return "—" if value is None else (f"{value:.0f} ms" if value < 1000 else f"{value / 1000:.1f} s")
 
@@ -120,7 +130,7 @@ def _verdict(report: Report) -> str:
 def _arms(report: Report, previous: Report | None) -> str:
     prev_arms = (previous or {}).get("arms", {})
     estimators = _estimators(report)
-    head = [_th(h) for h in ("arm", "pass rate", "mean score", "stability")]
+    head = [_th(h) for h in ("arm", "pass rate", "95% CI", "mean score", "stability")]
     head += [_th(label, m) for m, label in estimators]
     head += [_th(h) for h in ("pass^k", "cases passed", "tokens", "cost", "mean time")]
     head += [_th("Δ prev")] if previous else []
@@ -129,7 +139,8 @@ def _arms(report: Report, previous: Report | None) -> str:
         tokens, cost = _usage(arm["usage"]["total"])
         mean_ms = arm["duration_ms"]["mean"]
         tag = "" if arm["skill"] else '<span class="tag">baseline</span>'
-        cells = [f"<td>{_e(name)}{tag}</td>", _rate(arm["passed"], arm["n"], arm["pass_rate"])]
+        cells = [f"<td>{_e(name)}{tag}</td>", _rate(arm["passed"], arm["n"], arm["pass_rate"]),
+                 _ci(arm, "pass_rate")]
         metrics = ("mean_score", "stability", *(m for m, _ in estimators), "pass_hat_k")
         cells += [f'<td class="num">{_num(arm.get(m))}</td>' for m in metrics]
         cells += [f'<td class="num">{arm["cases_passed"]}/{arm["cases"]}</td>', f'<td class="num">{tokens}</td>',
@@ -145,6 +156,8 @@ def _arms(report: Report, previous: Report | None) -> str:
         d = base["delta"]
         shown = [("pass_rate", "pass rate"), ("mean_score", "mean score"), *estimators, ("pass_hat_k", "pass^k")]
         bits = ", ".join(f"{_e(label)} <b>{'—' if d.get(m) is None else f'{d[m]:+.2f}'}</b>" for m, label in shown)
+        paired = paired_text(base.get("paired"))
+        bits += f"; pass-rate delta 95% interval {_e(paired)}" if paired else ""
         out.append(f'<p class="meta">Baseline: {_e(base["arm"])} vs {_e(base["against"])}: {bits}</p>')
     return "".join(out)
 
@@ -180,7 +193,7 @@ def _cells(report: Report, previous: Report | None) -> str:
     changes = {(c.case, c.arm): c for c in compare(previous, report).changes} if previous else {}
     k = max((r["k"] for r in report["rows"]), default=report["spec"]["trials"])
     estimators = _estimators(report)
-    head = [_th(h) for h in ("case", "arm", "passed")]
+    head = [_th(h) for h in ("case", "arm", "passed", "95% CI")]
     head += [_th(label.replace("@k", f"@{k}"), m) for m, label in estimators]
     head += [_th(h) for h in (f"pass^{k}", "mean score", "Δ baseline")]
     head += [_th("Δ prev")] if previous else []
@@ -193,7 +206,7 @@ def _cells(report: Report, previous: Report | None) -> str:
         if row["n"] < row["expected"]:
             tags += f'<span class="tag bad">{row["n"]}/{row["expected"]} graded</span>'
         cells = [f"<td>{_e(row['case'])}{tags}</td>", f"<td>{_e(row['arm'])}</td>",
-                 _rate(row["passed"], row["n"], row["pass_rate"]),
+                 _rate(row["passed"], row["n"], row["pass_rate"]), _ci(row, "pass_rate"),
                  *(f'<td class="num">{_num(row.get(m))}</td>' for m, _ in estimators),
                  f'<td class="num">{_num(row["pass_hat_k"])}</td>', f'<td class="num">{_num(row["mean_score"])}</td>']
         if base and row["arm"] != base["against"] and row["case"] in against:
@@ -218,8 +231,9 @@ def _triggers(section: Mapping[str, Any] | None) -> str:
     if section.get("skipped"):
         return f"{head} — not run: {_e(section['skipped'])}</p>"
     summary = section["summary"]
-    head += (f" · {summary['passed']}/{summary['total']} queries pass · precision {_num(summary['precision'])} · "
-             f"recall {_num(summary['recall'])} · F1 {_num(summary['f1'])}</p>")
+    head += (f" · {summary['passed']}/{summary['total']} queries pass · precision {_num(summary['precision'])}"
+             f"{_sp(ci_text(summary.get('precision_ci')))} · recall {_num(summary['recall'])}"
+             f"{_sp(ci_text(summary.get('recall_ci')))} · F1 {_num(summary['f1'])}</p>")
     rows = []
     for q in section["queries"]:
         mark = "" if q["pass"] else (" <span class=\"tag bad\">no result</span>" if not q["runs"] else
@@ -228,10 +242,10 @@ def _triggers(section: Mapping[str, Any] | None) -> str:
         records = " ".join(_short(t["record"]) for t in q["trials"] if t["record"])
         rows.append(f"<tr><td>{_e(q['query'])}{mark}<div class=\"keys\">{_e(q['id'])} · {records}</div></td>"
                     f"<td>{'yes' if q['should_trigger'] else 'no'}</td>"
-                    f"{_rate(q['triggers'], q['runs'], q['trigger_rate'])}"
+                    f"{_rate(q['triggers'], q['runs'], q['trigger_rate'])}{_ci(q, 'trigger_rate')}"
                     f"<td class=\"num\">{q['errors'] or ''}</td></tr>")
-    return (f"{head}<table><thead><tr><th>query</th><th>should fire</th><th>fired</th><th>no result</th></tr>"
-            f"</thead><tbody>{''.join(rows)}</tbody></table>")
+    return (f"{head}<table><thead><tr><th>query</th><th>should fire</th><th>fired</th><th>95% CI</th>"
+            f"<th>no result</th></tr></thead><tbody>{''.join(rows)}</tbody></table>")
 
 
 def html_report(report: Report, *, previous: Report | None = None) -> str:

@@ -6,6 +6,33 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 from xml.etree import ElementTree as ET
 
+from .report import ci_text, paired_text
+
+
+def _rate(row: Mapping[str, Any]) -> str:
+    """"pass rate 0.50, 95% Wilson interval [0.09, 0.91]" from the report's numbers (empty for an older report)."""
+    ci = ci_text(row.get("pass_rate_ci"))
+    return f"pass rate {row['pass_rate']:.2f}, 95% Wilson interval {ci}" if ci and row["pass_rate"] is not None \
+        else ""
+
+
+def _properties(suite: ET.Element, report: Mapping[str, Any]) -> None:
+    """The suite's <properties>: each arm's pass rate and 95% interval, and the paired baseline delta's."""
+    props = []
+    for name, arm in report["arms"].items():
+        if arm.get("pass_rate_ci"):
+            props += [(f"{name}.pass_rate", f"{arm['pass_rate']:.2f}"),
+                      (f"{name}.pass_rate_ci", ci_text(arm["pass_rate_ci"]))]
+    baseline = report.get("baseline") or {}
+    paired = paired_text(baseline.get("paired"))
+    if paired and baseline["delta"]["pass_rate"] is not None:
+        props += [("baseline.delta.pass_rate", f"{baseline['delta']['pass_rate']:+.2f}"),
+                  ("baseline.delta.pass_rate_ci", paired)]
+    if props:
+        holder = ET.SubElement(suite, "properties")
+        for name, value in props:
+            ET.SubElement(holder, "property", name=name, value=value)
+
 
 def _failure_text(row: Mapping[str, Any]) -> str:
     lines = []
@@ -13,6 +40,11 @@ def _failure_text(row: Mapping[str, Any]) -> str:
         label = f"[{item['id']}] " if item["id"] else ""
         lines.append(f"trial {item['k']}: {label}{item['text']} — {item['evidence']}")
     return "\n".join(lines)
+
+
+def _tci(query: Mapping[str, Any]) -> str:
+    ci = ci_text(query.get("trigger_rate_ci"))
+    return f" (trigger rate {query['trigger_rate']:.2f}, 95% Wilson interval {ci})" if ci else ""
 
 
 def _trigger_cases(suite: ET.Element, spec: str, section: Mapping[str, Any] | None, counts: dict[str, int]) -> None:
@@ -28,11 +60,11 @@ def _trigger_cases(suite: ET.Element, spec: str, section: Mapping[str, Any] | No
         elif not q["pass"]:
             counts["failures"] += 1
             failure = ET.SubElement(case, "failure", type="TriggerFailure",
-                                    message=f"{expect}: fired in {q['triggers']}/{q['runs']} runs")
+                                    message=f"{expect}: fired in {q['triggers']}/{q['runs']} runs{_tci(q)}")
             failure.text = f"query: {q['query']}"
         else:
             out = ET.SubElement(case, "system-out")
-            out.text = f"{expect}: fired in {q['triggers']}/{q['runs']} runs"
+            out.text = f"{expect}: fired in {q['triggers']}/{q['runs']} runs{_tci(q)}"
 
 
 def junit_xml(reports: Sequence[Mapping[str, Any]]) -> str:
@@ -49,6 +81,7 @@ def junit_xml(reports: Sequence[Mapping[str, Any]]) -> str:
     for report in reports:
         spec = report["spec"]["name"]
         suite = ET.SubElement(root, "testsuite", name=spec)
+        _properties(suite, report)
         counts = {"tests": 0, "failures": 0, "skipped": 0}
         for row in report["rows"]:
             counts["tests"] += 1
@@ -59,12 +92,16 @@ def junit_xml(reports: Sequence[Mapping[str, Any]]) -> str:
             elif not report["arms"][row["arm"]]["skill"]:
                 # A baseline is expected to fail: it is measured, not gated, so never a CI failure.
                 out = ET.SubElement(case, "system-out")
-                out.text = f"baseline: {row['passed']}/{row['n']} trials passed\n{_failure_text(row)}".rstrip()
+                rate = f" ({_rate(row)})" if _rate(row) else ""
+                out.text = f"baseline: {row['passed']}/{row['n']} trials passed{rate}\n{_failure_text(row)}".rstrip()
             elif row["passed"] < row["n"]:
                 counts["failures"] += 1
+                rate = f" ({_rate(row)})" if _rate(row) else ""
                 failure = ET.SubElement(case, "failure", type="EvalFailure",
-                                        message=f"{row['passed']}/{row['n']} trials passed")
+                                        message=f"{row['passed']}/{row['n']} trials passed{rate}")
                 failure.text = _failure_text(row)
+            elif _rate(row):
+                ET.SubElement(case, "system-out").text = f"{row['passed']}/{row['n']} trials passed ({_rate(row)})"
         _trigger_cases(suite, spec, report.get("triggers"), counts)
         verdict = report["verdict"]
         counts["tests"] += 1

@@ -99,10 +99,10 @@ def test_title_verdict_and_arm_numbers() -> None:
     assert "<title>skillmake · shout — shout</title>" in page
     assert report["passed"] and "passed" in text and "FAILED" not in text
     assert 'class="verdict pass"' in page
-    # Arm rows: passed/n, mean score, stability, pass@k, pass^k, cases passed, tokens, cost, mean time.
+    # Arm rows: passed/n, 95% CI, mean score, stability, pass@k, pass^k, cases passed, tokens, cost, mean time.
     line = words(tags)
-    assert "with_skill 3/4 0.75 0.50 1.00 0.62 1/2 4,000 $0.0400 2.0 s" in line
-    assert "without_skill baseline 0/4 0.25 1.00 0.00 0.00 0/2 6,000 $0.0400 3.0 s" in line
+    assert "with_skill 3/4 [0.30, 0.95] 0.75 0.50 1.00 0.62 1/2 4,000 $0.0400 2.0 s" in line
+    assert "without_skill baseline 0/4 [0.00, 0.49] 0.25 1.00 0.00 0.00 0/2 6,000 $0.0400 3.0 s" in line
     assert "Baseline: with_skill vs without_skill" in text and "+0.75" in text
     assert "required" not in text
 

@@ -261,11 +261,12 @@ def test_junit_xml() -> None:
     cases = {(c.get("classname"), c.get("name")): c for c in suite.iter("testcase")}
     assert cases[("shout.with_skill", "greeting")].find("failure") is None
     failure = cases[("shout.with_skill", "question")].find("failure")
-    assert failure is not None and failure.get("message") == "1/2 trials passed"
+    assert failure is not None and failure.get("message") == "1/2 trials passed (pass rate 0.50, 95% Wilson interval [0.09, 0.91])"
     assert failure.text == "trial 1: [bang] check bang — ends with ?"
     baseline = cases[("shout.without_skill", "greeting")]
     assert baseline.find("failure") is None
-    assert baseline.findtext("system-out", "").startswith("baseline: 0/2 trials passed\ntrial 0: [shouts]")
+    assert baseline.findtext("system-out", "").startswith(
+        "baseline: 0/2 trials passed (pass rate 0.00, 95% Wilson interval [0.00, 0.66])\ntrial 0: [shouts]")
     gate = cases[("shout.verdict", "verdict")].find("failure")
     assert gate is not None and gate.text == "shout: with_skill pass rate 0.75 < min_pass_rate 0.90"
     assert gate.get("message") == report["verdict"]["reasons"][0]
