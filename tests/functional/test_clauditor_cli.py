@@ -306,9 +306,11 @@ def test_grade_leaves_trigger_tests_to_the_triggers_command(tmp_path: Path, api:
     done, judged = p.run("grade", ALPHA_MD, *OPENAI_JUDGE)
     # The cases pass; the trigger trials have not run (they are `triggers`' job): clauditor's grade exits 0.
     assert (done.code, done.agent_calls, judged) == (0, 1, 1), done.out + done.err
-    assert "only the spec's trigger_tests keep its verdict red; `skillmake clauditor triggers` runs them" in done.err
+    # issue 19 §2: the header agrees with the exit code (it said FAILED: "6 trigger trial(s) have not run")
+    assert "alpha (alpha, 1 trial(s) per case): ok" in done.out, done.out
     report = json.loads((p.project.root / ".skillmake/reports/alpha/report.json").read_text())
-    assert report["verdict"]["passed"] is False  # the report itself still says what has not run
+    assert report["verdict"]["passed"] is True
+    assert [q["trials"][0]["outcome"] for q in report["triggers"]["queries"]] == [None, None]  # still says not run
 
 
 def test_another_invalid_spec_in_the_project_is_not_this_skills_input_error(tmp_path: Path, api: FakeAPI) -> None:
