@@ -212,7 +212,8 @@ def render(source: data.Source, d: CaseData, *, served: bool, token: str | None 
                if d.next_case else "<span></span>")
     inputs = "".join(_file_preview(source, links, name, digest, open_=False) for name, digest in sorted(staged.items()))
     heads = "".join(f'<div class="armhead" data-arm="{e(a)}"><b>{e(a)}</b> '
-                    + (f'{rate(rows[a]["passed"], rows[a]["n"], rows[a]["pass_rate"])}' if a in rows else "")
+                    + (rate(rows[a]["passed"], rows[a]["n"], rows[a]["pass_rate"], rows[a].get("pass_rate_ci"))
+                       if a in rows else "")
                     + "</div>" for a in arms)
     cards = "".join(_card(source, links, d, arm, k, staged, served, token)
                     for k in range(int(spec["trials"])) for arm in arms)

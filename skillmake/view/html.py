@@ -9,6 +9,8 @@ from html import escape
 from importlib import resources
 from typing import Any
 
+from ..results.report import ci_text
+
 # The policy of every page, served (a header) and static (a meta tag, which cannot carry frame-ancestors): no
 # inline script or style, nothing from anywhere but the viewer itself.
 CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "
@@ -104,9 +106,12 @@ def badge(value: str) -> str:
     return f'<span class="badge {e(value)}">{e(value)}</span>'
 
 
-def rate(passed: int, n: int, value: float | None) -> str:
+def rate(passed: int, n: int, value: float | None, ci: Mapping[str, float] | None = None) -> str:
+    """passed/n with a bar; with `ci` (the report's pass_rate_ci) the rate and its 95% Wilson interval after it."""
     width = 0 if value is None else round(value * 100)
-    return f'<span class="bar" data-v="{width}"><i class="w{width // 5 * 5}"></i></span>{passed}/{n}'
+    interval = (f' <span class="ci mute" title="pass rate and its 95% Wilson interval">{value:.2f} '
+                f'{ci_text(ci)}</span>' if ci and value is not None else "")
+    return f'<span class="bar" data-v="{width}"><i class="w{width // 5 * 5}"></i></span>{passed}/{n}{interval}'
 
 
 def table(head: Sequence[str], rows: Sequence[str], *, cls: str = "") -> str:

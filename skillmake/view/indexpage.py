@@ -89,7 +89,7 @@ def _row(links: Links, row: Row) -> str:
         title = f"{arm_name}: {arm['passed']}/{arm['n']} trials passed" + (f"; previous run {prev:.2f}"
                                                                             if prev is not None else "")
         arms.append(f'<a href="{e(spec_href)}#arms" title="{e(title)}">{e(arm_name)} '
-                    f'{rate(arm["passed"], arm["n"], arm["pass_rate"])}</a>')
+                    f'{rate(arm["passed"], arm["n"], arm["pass_rate"], arm.get("pass_rate_ci"))}</a>')
     base = (report.get("baseline") or {}).get("delta", {}).get("pass_rate")
     prev_delta = None
     if row.previous is not None and lead is not None:

@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..results.report import paired_text
 from ..stats import delta as minus
 from . import data
 from .feedback import Feedback
@@ -71,7 +72,8 @@ def _arms(links: Links, d: SpecData) -> str:
         tag = "" if arm["skill"] else '<span class="tag">baseline</span>'
         old = prev_arms.get(name, {}).get("pass_rate")
         rows.append(
-            f"<tr><td>{e(name)}{tag}</td><td class='num'>{rate(arm['passed'], arm['n'], arm['pass_rate'])}</td>"
+            f"<tr><td>{e(name)}{tag}</td>"
+            f"<td class='num'>{rate(arm['passed'], arm['n'], arm['pass_rate'], arm.get('pass_rate_ci'))}</td>"
             f"<td class='num'>{num(arm.get('mean_score'))}</td><td class='num'>{num(arm.get('pass_at_k'))}</td>"
             f"<td class='num'>{num(arm.get('pass_hat_k'))}</td><td class='num'>{num(arm.get('stability'))}</td>"
             f"<td class='num'>{arm['cases_passed']}/{arm['cases']}</td>"
@@ -88,6 +90,8 @@ def _arms(links: Links, d: SpecData) -> str:
         bits = ", ".join(f"{label} <b>{'—' if shown[m] is None else format(shown[m], '+.2f')}</b>"
                          for m, label in (("pass_rate", "pass rate"), ("mean_score", "mean score"),
                                           ("pass_at_k", "pass@k")))
+        paired = paired_text(base.get("paired"))
+        bits += f"; pass-rate Δ 95% interval {e(paired)}" if paired else ""
         out += f'<p class="meta">Δ baseline ({e(base["arm"])} − {e(base["against"])}): {bits}</p>'
     return out
 
@@ -113,7 +117,7 @@ def _grid(links: Links, d: SpecData) -> str:
                 failed.append(arm)
             marks = "".join(outcome(o, href=f"{href}#t-{arm}-{k}", title=f"{arm} trial {k}: {o}")
                             for k, o in enumerate(seen))
-            shown = rate(row["passed"], row["n"], row["pass_rate"]) if row else "—"
+            shown = rate(row["passed"], row["n"], row["pass_rate"], row.get("pass_rate_ci")) if row else "—"
             cells.append(f'<td data-arm="{e(arm)}" class="cell">{shown}<br>{marks}</td>')
         required = '<span class="tag">required</span>' if rows_by.get((case, arms[0]), {}).get("required") else ""
         tag_html = "".join(f'<span class="tag">{e(t)}</span>' for t in tags)
