@@ -247,3 +247,31 @@ def test_every_escape_is_refused_at_its_field(escape_project: Path, field: str, 
     pointers = [e.loc.pointer for e in info.value.errors if e.loc]
     assert pointers == [POINTERS[field]], [e.render() for e in info.value.errors]
     assert "Traceback" not in info.value.render()
+
+
+# Values a spec substitutes into text (eva's template inputs): data, not settings; nothing counts or waits by them.
+UNBOUNDED_DATA = {"spec.schema.json": {"/definitions/case/properties/inputs/additionalProperties"},
+                  "eva.schema.json": {"/definitions/case/properties/inputs/additionalProperties"}}
+
+
+@pytest.mark.parametrize("name", ["spec.schema.json", "config.schema.json", "eva.schema.json",
+                                  "skill-creator.schema.json"])
+def test_every_number_a_user_writes_has_a_maximum(name: str) -> None:
+    """docs/paths.md, Numbers: 10^20 trials hung planning, a 1e300 s timeout overflowed every deadline."""
+    unbounded = []
+
+    def walk(node: object, pointer: str) -> None:
+        if isinstance(node, dict):
+            kinds = node.get("type")  # a property may itself be named "type": only a string (or list) is a type
+            kinds = [k for k in (kinds if isinstance(kinds, list) else [kinds]) if isinstance(k, str)]
+            if ({"integer", "number"} & set(kinds) and "maximum" not in node and "exclusiveMaximum" not in node
+                    and "enum" not in node and "const" not in node):
+                unbounded.append(pointer)
+            for key, value in node.items():
+                walk(value, f"{pointer}/{key}")
+        elif isinstance(node, list):
+            for i, value in enumerate(node):
+                walk(value, f"{pointer}/{i}")
+
+    walk(load_schema(name), "")
+    assert set(unbounded) == UNBOUNDED_DATA.get(name, set())
