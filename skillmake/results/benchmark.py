@@ -79,20 +79,42 @@ def deltas(with_skill: dict[str, float | None], without_skill: dict[str, float |
     return out
 
 
+def _extension(report: Mapping[str, Any], arm: str) -> dict[str, Any] | None:
+    """The `skillmake` key of a configuration: report.json's trial pass rate of the arm and its 95% Wilson interval
+    (skill-creator's overall.pass_rate is the mean share of expectations, another number; the seed has no
+    interval, so ours goes under our own key)."""
+    block = (report.get("arms") or {}).get(arm)
+    if block is None:
+        return None
+    return {"n": block["n"], "passed": block["passed"], "pass_rate": block["pass_rate"],
+            "pass_rate_ci": block.get("pass_rate_ci")}
+
+
 def benchmark_json(spec: Spec, trials: Sequence[Record], grades: Sequence[Record], *, timestamp: str,
-                   iteration: int = 1) -> dict[str, Any]:
-    """One iteration of skill-creator's benchmark.json for this spec (every arm is a configuration)."""
+                   iteration: int = 1, report: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """One iteration of skill-creator's benchmark.json for this spec (every arm is a configuration).
+
+    With `report` (the spec's report.json built from the same records), each configuration and the iteration carry
+    a `skillmake` key with the report's pass rates, their 95% intervals and the paired baseline delta: the same
+    numbers every other rendering shows."""
     cells = group_grades(spec, grades)
     by_key = trials_by_key(trials)
     configurations = []
     overall: dict[str, dict[str, float | None]] = {}
     for arm in spec.arms:
         config, overall[arm.name] = _configuration(spec, arm.name, cells, by_key)
+        extension = _extension(report, arm.name) if report is not None else None
+        if extension is not None:
+            config["skillmake"] = extension
         configurations.append(config)
     entry: dict[str, Any] = {"iteration": iteration, "timestamp": skill_creator_time(timestamp),
                              "configurations": configurations}
     if WITH_SKILL in overall and WITHOUT_SKILL in overall:
         entry["deltas"] = deltas(overall[WITH_SKILL], overall[WITHOUT_SKILL])
+    baseline = (report or {}).get("baseline")
+    if baseline:
+        entry["skillmake"] = {"baseline": {"pass_rate_delta": baseline["delta"]["pass_rate"],
+                                           "paired": baseline.get("paired")}}
     return {"skill_name": spec.skill.name, "iterations": [entry]}
 
 

@@ -50,7 +50,8 @@ def publish(folder: str | Path, spec: Spec, trials: Sequence[Record], grades: Se
     write_report(base / REPORT_FILE, report)
     # skill-creator's iteration history: a run that changed results adds an iteration, one that did not, nothing.
     earlier = read_json(base / BENCHMARK_FILE, schema=BENCHMARK)
-    write_benchmark(base / BENCHMARK_FILE, with_history(earlier, benchmark_json(spec, trials, grades, timestamp=now)))
+    write_benchmark(base / BENCHMARK_FILE, with_history(earlier, benchmark_json(spec, trials, grades, timestamp=now,
+                                                                                    report=report)))
     row = history_row(report, ts=now)
     appended = append_history(base / HISTORY_FILE, row)
     snapshot = None
