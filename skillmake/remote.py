@@ -76,6 +76,8 @@ class Remote:
         self._root = ""
         self._lock = threading.Lock()
         self._absent: set[str] = set()  # keys the remote was asked for and lacked, in this process
+        self._corrupt: set[str] = set()  # objects found corrupt there: uploaded again whenever this store has them
+        self._down = False  # unreachable once: not asked again by this process (no timeout per trial)
         self._noted: set[str] = set()
 
     # --- the file system ---------------------------------------------------------------------------------------
@@ -153,7 +155,7 @@ class Remote:
     def fetch(self, key: str, store: Store, *, schema: str) -> bool:
         """Copy the record of `key` and every object it names from the remote into `store`; whether it did.
         A record naming an object the remote lacks or holds corrupt is a miss (and is said once)."""
-        if key in self._absent:
+        if key in self._absent or self._down:
             return False
         try:
             return self._fetch(key, store, schema=schema)
@@ -161,7 +163,7 @@ class Remote:
             self.note(str(exc))
         except Exception as exc:  # the network, permissions, a throttled bucket: a miss, never a crash
             self.note(f"remote {self.shown} unreachable ({type(exc).__name__}); running without it")
-        self._absent.add(key)
+        self._down = True
         return False
 
     def _fetch(self, key: str, store: Store, *, schema: str) -> bool:
@@ -199,6 +201,8 @@ class Remote:
             if data is None:
                 return "missing"
             if digest_bytes(data) != digest:
+                with self._lock:
+                    self._corrupt.add(digest)
                 return "corrupt"
             store.put(data)
             return None
@@ -217,6 +221,8 @@ class Remote:
         """Upload `records` and every object they name that the remote lacks — all objects first, then the
         entries (only those whose objects all went up; with `skip_present`, only those the remote lacks).
         Returns how many entries were uploaded."""
+        if self._down:
+            return 0
         try:
             return self._push(records, store, skip_present=skip_present)
         except RemoteUnavailable as exc:
@@ -224,6 +230,7 @@ class Remote:
         except Exception as exc:  # the result stays local; `skillmake push` sends it later
             self.note(f"remote {self.shown} unreachable ({type(exc).__name__}); results stay local "
                       "(`skillmake push` sends them later)")
+        self._down = True
         return 0
 
     def _push(self, records: list[dict[str, Any]], store: Store, *, skip_present: bool) -> int:
@@ -241,6 +248,8 @@ class Remote:
             needed[record["key"]] = sorted({*named_objects(record), *tree, *parts})
         digests = sorted({d for ds in needed.values() for d in ds})
         there = dict(zip(digests, self.parallel(lambda d: self._exists(self.object_path(d)), digests), strict=True))
+        with self._lock:
+            there.update((d, False) for d in self._corrupt if d in there)  # replaced by this store's good copy
 
         def upload(digest: str) -> bool:
             data = store.get(digest)  # verified: a damaged local object never goes up
@@ -251,6 +260,8 @@ class Remote:
 
         missing = [d for d in digests if not there[d]]
         there.update(zip(missing, self.parallel(upload, missing), strict=True))
+        with self._lock:
+            self._corrupt.difference_update(d for d in missing if there[d])
         ready = [r for r in records if all(there[d] for d in needed[r["key"]])]
         self.parallel(lambda r: self._write(self.action_path(r["key"]), orjson.dumps(r, option=orjson.OPT_INDENT_2)),
                   ready)
