@@ -76,9 +76,9 @@ def native_check(assertion: dict[str, Any]) -> dict[str, Any]:
 
 def _translate(kind: str, a: dict[str, Any]) -> dict[str, Any]:
     count = a.get("count", 1)
+    label = clauditor_name(a)
     if kind in ("contains", "not_contains"):
         needle: str = a["needle"]
-        label = f"{kind}:{needle[:40]}"
         if not needle:  # "" is in every output
             return _always(kind == "contains", label)
         if not needle.strip():  # the native needle needs a non-space character: the same test as a regex
@@ -87,37 +87,34 @@ def _translate(kind: str, a: dict[str, Any]) -> dict[str, Any]:
         return {"type": kind, "needle": needle, "name": label}
     if kind == "regex":
         pattern: str = a["pattern"]
-        label = f"regex:{pattern[:40]}"
         problem = regex_problem(pattern)
         if problem:
             return _always(False, f"{label} (invalid regular expression: {problem})")
         return {"type": "regex", "pattern": _searchable(pattern), "name": label}
     if kind == "min_count":
         pattern = a["pattern"]
-        label = f"min_count:{pattern[:30]}>={a['count']}"
         problem = regex_problem(pattern)
         if problem:
             return _always(False, f"{label} (invalid regular expression: {problem})")
         return _at_least(pattern, a["count"], label)
     if kind in ("min_length", "max_length"):
         length: int = a["length"]
-        label = f"min_length>={length}" if kind == "min_length" else f"max_length<={length}"
         if length < 0:  # every output is at least -1 characters long, none is at most -1
             return _always(kind == "min_length", label)
         if length > _MAX_LENGTH:
             return _always(kind == "max_length", label)
         return {"type": kind, "length": length, "name": label}
     if kind == "has_urls":
-        return _at_least(CLAUDITOR_URL, count, f"has_urls>={count}")
+        return _at_least(CLAUDITOR_URL, count, label)
     if kind == "has_entries":
-        return _at_least(CLAUDITOR_ENTRY, count, f"has_entries>={count}")
+        return _at_least(CLAUDITOR_ENTRY, count, label)
     if kind == "has_format":
         fmt: str = a["format"]
-        return _at_least(CLAUDITOR_FORMATS[fmt][1], count, f"has_format:{fmt}>={count}")
+        return _at_least(CLAUDITOR_FORMATS[fmt][1], count, label)
     if kind == "urls_reachable":
         if count <= 0:
-            return _always(True, f"urls_reachable>={count}")
-        return {"type": "urls_reachable", "count": min(count, _MAX_COUNT), "name": f"urls_reachable>={count}"}
+            return _always(True, label)
+        return {"type": "urls_reachable", "count": min(count, _MAX_COUNT), "name": label}
     raise ValueError(f"not a clauditor assertion type: {kind!r}")  # the loader refused it before
 
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from skillmake.adapters.clauditor_assertions import native_check
+from skillmake.adapters.clauditor_assertions import clauditor_name, native_check
 from skillmake.checks import CheckContext, run_check
 from skillmake.formats import CLAUDITOR_FORMATS
 from skillmake.model import Check
@@ -57,6 +57,8 @@ def test_clauditor_and_skillmake_give_the_same_verdicts(capsys: pytest.CaptureFi
         expected = bool(their["passed"])
         if skillmake_verdict(output, assertion) != expected:
             differ.append(f"{assertion} on {output[:50]!r}: clauditor {their['passed']} ({their['message']})")
+        if their["name"] and their["name"] != clauditor_name(assertion):  # assertions.json names results so
+            differ.append(f"{assertion}: clauditor names it {their['name']!r}, skillmake {clauditor_name(assertion)!r}")
     with capsys.disabled():
         print(f"\nclauditor assertion verdicts: {len(pairs) - len(differ)}/{len(pairs)} agree")
     assert not differ, "\n".join(differ[:20])
