@@ -240,7 +240,7 @@ def settled(report: dict[str, Any], previous: Mapping[str, Any] | None) -> dict[
     it was, and so every page and file built from it (the static site stamps its pages by what they show)."""
     if previous is None or report_digest(previous) != report_digest(report):
         return report
-    earlier = previous.get("usage") if isinstance(previous.get("usage"), Mapping) else {}
+    earlier: Mapping[str, Any] = previous["usage"] if isinstance(previous.get("usage"), Mapping) else {}
     usage = {**report["usage"], **{k: earlier.get(k) for k in _RUN_USAGE}}
     return {**report, **{k: previous.get(k) for k in _RUN_FIELDS}, "usage": usage}
 

@@ -52,10 +52,10 @@ def gate(spec: str, metric: str, arm: str, value: float | None, threshold: float
 def bound_gate(spec: str, arm: str, block: Mapping[str, Any], threshold: float, bound: str) -> Verdict:
     """min_pass_rate on an end of the arm's 95% Wilson interval (`on: lower` or `on: upper`); the message names
     the bound, its value, the point and the interval."""
-    ci = block.get("pass_rate_ci")
-    value = None if not ci else float(ci["low" if bound == "lower" else "high"])
-    verdict = gate(spec, "min_pass_rate", arm, value, threshold, f"pass rate {bound} bound")
-    if value is None:
+    ci: Mapping[str, float] | None = block.get("pass_rate_ci")
+    verdict = gate(spec, "min_pass_rate", arm, None if not ci else float(ci["low" if bound == "lower" else "high"]),
+                   threshold, f"pass rate {bound} bound")
+    if not ci:
         return dataclasses.replace(verdict, bound=bound)
     point = block.get("pass_rate")
     message = (f"{verdict.message} (pass rate {_fmt(point)}, 95% Wilson interval [{ci['low']:.2f}, {ci['high']:.2f}]"
