@@ -242,7 +242,7 @@ def _positions(text: str, table: tuple[str, ...]) -> tuple[dict[str, tuple[int, 
     values: dict[str, tuple[int, int]] = {}
     keys: dict[str, tuple[int, int]] = {}
     current: list[str] = []
-    for number, line in enumerate(text.splitlines(), 1):
+    for number, line in enumerate(text.replace("\r\n", "\n").split("\n"), 1):  # TOML ends lines at LF only
         header = _HEADER.match(line)
         if header and not line.lstrip().startswith("[["):
             current = _parts(header.group(1))

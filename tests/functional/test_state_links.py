@@ -132,3 +132,10 @@ def test_a_store_outside_the_root_is_refused_unless_allowed_deliberately(tmp_pat
     assert (again.code, again.agent_calls) == (0, 0)  # the same store: nothing stale
     assert (tmp_path / "elsewhere/reports/a/report.json").is_file()
     assert not (p.root / ".skillmake").exists()
+
+
+def test_a_line_separator_in_the_configuration_does_not_shift_its_error_lines(tmp_path: Path) -> None:
+    p = project(tmp_path / "proj", 'exclude = ["a\u2028b"]\n\ntrials = 0\n')
+    run = p.run("validate", check_views=False)
+    assert run.code == 2
+    assert run.err.startswith("skillmake.toml:3:10 /trials: 0 is out of range: must be >= 1\n"), run.err
