@@ -157,7 +157,8 @@ class Store:
     def put_attempt(self, record: dict[str, Any], *, schema: str) -> None:
         """Keep an error-class record (error, timeout, judge_error) to show why a cell has no result.
 
-        Never read as a result: a key with an attempt and no action entry is still stale."""
+        Never read as a result: a key with an attempt and no action entry is still stale. Redacted as put_action's."""
+        record = redact.redact_data(record, redact.environment_secrets())
         validate_record(schema, record, what=f"{record.get('kind', 'record')} {record.get('key')}")
         atomic.write_bytes(self.attempt_path(record["key"]), orjson.dumps(record, option=orjson.OPT_INDENT_2),
                            durable=False)

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import orjson
+import pytest
 
 from skillmake.redact import REDACTED, environment_secrets, redact_bytes, redact_data
 
@@ -36,3 +39,20 @@ def test_bytes_are_redacted_also_where_json_escaped_the_secret() -> None:
     data = orjson.dumps({"evidence": f"got {secret}"})
     assert secret.encode() not in data  # written escaped
     assert redact_bytes(data, [secret]) == orjson.dumps({"evidence": f"got {REDACTED}"})
+
+
+def test_the_store_redacts_records_and_attempts_where_it_writes_them(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    from skillmake.store import TRIAL_SCHEMA, Store
+    from tests.unit.test_store import trial_record
+
+    key = "sk-ant-api03-STORE-WRITE-0123456789"
+    monkeypatch.setenv("ANTHROPIC_API_KEY", key)
+    store = Store(tmp_path)
+    failed = dict(trial_record(store), outcome="error", error=f"the API refused {key}")
+    store.put_attempt(failed, schema=TRIAL_SCHEMA)
+    store.put_action(dict(failed, outcome="completed"), schema=TRIAL_SCHEMA)
+    written = [p.read_bytes() for p in tmp_path.rglob("*.json")]
+    assert len(written) == 2 and all(key.encode() not in data for data in written)
+    assert store.get_attempt(failed["key"], schema=TRIAL_SCHEMA)["error"] == f"the API refused {REDACTED}"
+    assert failed["error"] == f"the API refused {key}"  # the caller's record is left as it was
