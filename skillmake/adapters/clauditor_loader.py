@@ -69,8 +69,9 @@ def warnings(data: dict[str, Any]) -> list[str]:
         block = data.get(pointer.split("/")[1]) or {}
         value = block.get(key)
         if isinstance(value, (int, float)) and not 0 <= value <= 1:
-            out.append(f"{WARNING}{pointer} is {value}, outside 0..1: "
-                       f"{'no run can pass' if value > 1 else 'it can never fail'}")
+            out.append(f"{WARNING}{pointer} is {value}, outside 0..1: under clauditor "
+                       f"{'no run can pass it' if value > 1 else 'it can never fail'}; skillmake reads it as "
+                       f"{1 if value > 1 else 0}")
     n_runs = (data.get("variance") or {}).get("n_runs")
     if isinstance(n_runs, int) and n_runs < 1:
         out.append(f"{WARNING}/variance/n_runs is {n_runs}: clauditor's grade and validate do not read it "

@@ -425,3 +425,16 @@ def test_eval_takes_a_spec_anywhere_and_a_stray_spec_does_not_fail_the_project(t
     assert p.run("validate", ALPHA_MD)[0].code == 0  # the skill's own spec is still the one beside it
     alone = p.project.run("validate", "evals/extra.eval.json", env=p.env)  # named on its own: why it cannot run
     assert alone.code == 2 and "no skill for this clauditor spec" in alone.err, alone.out + alone.err
+
+
+def test_what_clauditor_accepts_but_is_surely_a_mistake_validates_with_a_warning(tmp_path: Path, api: FakeAPI) -> None:
+    """clauditor's loader ignores an unknown key and takes any threshold: so does skillmake, saying so on stderr."""
+    spec = ALPHA.replace('"variance"', '"grading_criterias": [],\n  "grade_thresholds": {"min_pass_rate": 1.5},\n  '
+                                      '"variance"')
+    p = Clauditor(tmp_path / "p", api, spec=spec)
+    done = p.project.run("validate", env=p.env)
+    assert done.code == 0, done.out + done.err
+    assert ("warning: .claude/commands/alpha.eval.json: 'grading_criterias' is not a clauditor key: ignored, as "
+            "clauditor ignores it; did you mean 'grading_criteria'?") in done.err
+    assert ("/grade_thresholds/min_pass_rate is 1.5, outside 0..1: under clauditor no run can pass it; skillmake "
+            "reads it as 1") in done.err
