@@ -16,6 +16,7 @@ import orjson
 
 from .. import atomic, fstree
 from ..canonical import digest_json
+from ..paths import cut_links
 from ..project import Project
 from ..results.report import report_digest
 from . import data, feedback
@@ -31,6 +32,8 @@ FILE_LIMIT = 32 * 1024 * 1024  # an artifact larger than this is not copied (its
 def write_site(project: Project, out_dir: str | Path | None = None) -> Path:
     """Export the viewer's pages of every spec with a report into `out_dir` (default `.skillmake/site/`)."""
     out = Path(out_dir) if out_dir is not None else project.state_dir / SITE
+    if out_dir is None:  # our own folder: never written through a link out of the project (paths.cut_links)
+        cut_links(project.state_dir, out, children=True)
     return export(data.Source.of(project), out, root=project.root)
 
 

@@ -55,7 +55,7 @@ def snapshot(folder: Path) -> dict[str, str]:
 
 
 @pytest.mark.parametrize("linked", ["runs/a", "reports/a", "runs/a/one", "runs/a/one/with_skill",
-                                    "reports/a/archive"])
+                                    "reports/a/archive", "site", "site/a"])
 def test_a_linked_view_or_report_folder_is_never_written_or_deleted_through(tmp_path: Path, linked: str) -> None:
     p = project(tmp_path / "proj")
     assert p.run().code == 0  # views and reports exist: the next run would rewrite and prune them
@@ -72,7 +72,10 @@ def test_a_linked_view_or_report_folder_is_never_written_or_deleted_through(tmp_
     p.replace("a.eval.yaml", "trials: 2", "trials: 1")  # trial-1 views go: a prune
     run = p.run()
     assert run.code == 0, run.err[-2000:]
+    report = p.run("report")  # the viewer's site too
+    assert report.code == 0, report.err[-2000:]
     assert snapshot(out) == before  # nothing written, nothing removed
+    assert (state / "site/index.html").is_file() and not (state / "site").is_symlink()
     assert not any(q.is_symlink() for q in [state / "runs/a", state / "reports/a", state / "runs/a/one"])
     assert (state / "reports/a/report.json").is_file() and (state / "runs/a/one/with_skill/trial-0").is_dir()
     assert not (state / "runs/a/one/with_skill/trial-1").exists()
