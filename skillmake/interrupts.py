@@ -40,6 +40,7 @@ else:
 
 MESSAGE = "interrupted; finished trials are kept in the store"
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+RETRY_S = 0.005  # how soon an interrupt that could not unwind the main thread where it was tries again
 
 # pid → Popen of every live supervisor of this process (process.py adds and removes them; dict operations are
 # atomic under the GIL, and the handler only copies it).
@@ -85,7 +86,13 @@ def install(front: str) -> None:
     _state.update(front=front, pid=os.getpid())
     for signum in STOP_SIGNALS:
         signal.signal(signum, _on_signal)
+    signal.signal(signal.SIGALRM, _retry)
     new_wakeup_fd()
+    if front == "doit":
+        import sys
+
+        _state["excepthook"] = sys.excepthook
+        sys.excepthook = _excepthook
 
 
 def install_for_entry_point() -> None:
@@ -158,6 +165,33 @@ def _on_main_thread() -> bool:
     return True
 
 
+def _excepthook(kind: type[BaseException], value: BaseException, tb: Any) -> None:
+    """Plain doit: an interrupt that reached the top as a KeyboardInterrupt (a `-P process` worker reported its
+    own before the main thread's handler ran) ends the run as the handler would: one line, the exit functions
+    (which stop and sweep what the run started), exit 130; never a traceback."""
+    if not (issubclass(kind, KeyboardInterrupt) and _state["interrupted"]):
+        _state["excepthook"](kind, value, tb)
+        return
+    import atexit
+    import sys
+
+    if not _state["raised"]:
+        os.write(2, f"doit: {MESSAGE}\n".encode())
+    _state["raised"] = True
+    try:
+        atexit._run_exitfuncs()
+        for stream in (sys.stdout, sys.stderr):
+            stream.flush()
+    finally:
+        os._exit(130)
+
+
+def _retry(signum: int, frame: FrameType | None) -> None:
+    """A stop signal whose unwinding was put off (see _on_signal): is the main thread somewhere safe now?"""
+    if _state["interrupted"] and not _state["raised"]:
+        _on_signal(signal.SIGINT, frame)
+
+
 def _on_signal(signum: int, frame: FrameType | None) -> None:
     interrupt()
     if _state["raised"]:
@@ -167,8 +201,13 @@ def _on_signal(signum: int, frame: FrameType | None) -> None:
             _state["raised"] = True
             raise KeyboardInterrupt
         return
-    _state["raised"] = True
     front = _state["front"]
+    if _state["armed"] and not _safe_point(frame):
+        # Inside the standard library's queue and lock code, an exception can leave a lock held that the exit
+        # then waits for forever (doit -n 4 -P process hung so): try again a few milliseconds later.
+        signal.setitimer(signal.ITIMER_REAL, RETRY_S)
+        return
+    _state["raised"] = True
     if not _state["armed"]:
         # Start-up, planning, loading: nothing has run, so nothing is to be saved or stopped; and an exception
         # raised here could land inside an extension module's initialisation, which does not survive it.
@@ -178,6 +217,26 @@ def _on_signal(signum: int, frame: FrameType | None) -> None:
         raise KeyboardInterrupt  # main() stops every trial's processes and says so
     os.write(2, f"doit: {MESSAGE}\n".encode())  # print() may be mid-write on this very thread
     raise SystemExit(130)  # doit saves what finished on its way out
+
+
+def _safe_point(frame: FrameType | None) -> bool:
+    """Whether the main thread may be unwound from where it is: skillmake's and doit's own code, or waiting in
+    one of the standard library's blocking calls (a queue's or condition's wait, a pipe's read, a select)."""
+    if frame is None:
+        return True
+    code = frame.f_code
+    path = code.co_filename
+    if path.startswith(_PACKAGE) or f"{os.sep}doit{os.sep}" in path:
+        return True
+    module = os.path.basename(path)
+    return (module, code.co_name) in _SAFE_WAITS
+
+
+_SAFE_WAITS = {("threading.py", "wait"), ("connection.py", "_recv"), ("connection.py", "_recv_bytes"),
+               ("connection.py", "recv_bytes"), ("connection.py", "recv"), ("connection.py", "_poll"),
+               ("connection.py", "poll"), ("connection.py", "wait"), ("selectors.py", "select"),
+               ("subprocess.py", "_communicate"), ("subprocess.py", "_wait"), ("subprocess.py", "_try_wait"),
+               ("queues.py", "get"), ("queue.py", "get")}
 
 
 def _in_package(frame: FrameType | None) -> bool:

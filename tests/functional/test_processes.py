@@ -150,3 +150,36 @@ def test_plain_doit_interrupted_exits_130_with_one_line(tmp_path: Path, mode: st
     assert err.count("interrupted; finished trials are kept") == 1
     assert live(workspace, marker) == []
     _no_result_recorded(p)
+
+
+# Double-forks a daemon, then kills (or stops) its own supervisor: the daemon is left with no supervisor.
+ESCAPING_AGENT = '''\
+import os, signal, time
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:
+        fd = os.open(os.devnull, os.O_RDWR)
+        for i in (0, 1, 2):
+            os.dup2(fd, i)
+        time.sleep(60)
+    os._exit(0)
+time.sleep(0.2)
+os.kill(os.getppid(), signal.SIG{how})
+print("done")
+'''
+
+
+@pytest.mark.parametrize("how", ["KILL", "STOP"])
+@pytest.mark.parametrize("argv", [["skillmake", "-n", "2", "-P", "thread"], ["skillmake", "-n", "2", "-P", "process"],
+                                  ["doit"]], ids=["thread", "process", "doit"])
+def test_a_daemon_whose_supervisor_was_killed_does_not_outlive_the_run(tmp_path: Path, argv: list[str],
+                                                                      how: str) -> None:
+    # Before: the daemon lived on under PID 1 after the run had ended.
+    p = _project(tmp_path)
+    p.write("agent.py", ESCAPING_AGENT.replace("{how}", how))
+    p.replace("procs.eval.yaml", "trials: 3", "trials: 2\ntimeout: 20")
+    marker = uuid.uuid4().hex
+    done = subprocess.run([sys.executable, "-m", *argv], cwd=p.root, env=_env(p, marker), capture_output=True,
+                          text=True, timeout=120)
+    assert "Traceback" not in done.stderr, done.stderr
+    assert live(_trials(p), marker) == []  # at once: the run ended what its trials left
