@@ -101,7 +101,8 @@ FORMATS: dict[str, tuple[Row, ...]] = {
         row("what clauditor's loader accepts and refuses", "supported", "ids required on assertions, fields and "
             "criteria and unique across them, has_format and field formats from clauditor's registry only; unknown "
             "keys, out-of-range thresholds, `n_runs: 0`, min_length above max_length, a bad regex are accepted "
-            "(warned); 74/76 specs agree with EvalSpec.from_file, the two left are listed below the table",
+            "(warned); an output_file named like a staged input is accepted (clauditor reads the input back); "
+            "75/76 specs agree with EvalSpec.from_file, the one left is listed in \"clauditor: what still differs\"",
             DI + "test_clauditor_loader.py::test_clauditor_and_skillmake_accept_and_refuse_the_same_specs",
             DI + "test_clauditor_loader.py::test_what_clauditor_accepts_but_is_surely_a_mistake_is_a_warning"),
         row("legacy `value` key", "refused", "one error at the key with clauditor's migration hint (`write needle`, "

@@ -334,7 +334,7 @@ class Rules:
         output_file, output_files = captured
         names = {f.dest for f in inputs}
         literals = [p for p in output_files if not globmod.has_magic(p)]
-        if output_file:
+        if output_file and not self._clauditor():  # clauditor reads a staged input named so back as the output
             literals.append(output_file)
         for pattern in literals:
             if os.path.basename(pattern) in names:
@@ -343,6 +343,15 @@ class Rules:
                 self.error(where, f"output {pattern!r} has the same basename as a staged input file",
                            "capture the result under another name or subfolder, or read it from the kept "
                            "workspace's inputs")
+
+    def _clauditor(self) -> bool:
+        """Whether this is a translated clauditor spec (adapters/clauditor.py): its loader's rules, not all of ours."""
+        seed = getattr(self.src, "seed", None)
+        if seed is None or not isinstance(seed.data, dict):
+            return False
+        from .adapters.detect import foreign_format
+
+        return foreign_format(frozenset(seed.data), self.path) == "clauditor"
 
     # --- checks ---------------------------------------------------------------
 

@@ -18,8 +18,6 @@ SPECS = sorted(CORPUS.glob("*.eval.json"))
 # Remaining differences, each listed in docs/formats.md with its reason.
 KNOWN = {
     "empty.eval.json": "`{}` names no format: skillmake reads it as a native spec (missing skill, agent, cases)",
-    "output_file_input_basename.eval.json": "skillmake refuses an output_file named like a staged input (it would "
-                                            "read the input back as the output); clauditor checks output_files only",
 }
 _LOCATED = re.compile(r"^[^:\s]+\.eval\.json:\d+:\d+ (/\S*)?:? ?\S")
 
