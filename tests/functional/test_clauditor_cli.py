@@ -438,3 +438,16 @@ def test_what_clauditor_accepts_but_is_surely_a_mistake_validates_with_a_warning
             "clauditor ignores it; did you mean 'grading_criteria'?") in done.err
     assert ("/grade_thresholds/min_pass_rate is 1.5, outside 0..1: under clauditor no run can pass it; skillmake "
             "reads it as 1") in done.err
+
+
+def test_a_later_triggers_keeps_the_grades_of_the_cases_in_the_report(tmp_path: Path, api: FakeAPI) -> None:
+    """issue 19 §2: `triggers` after `grade --variance 2` must not turn report.json into "N of N trials have no
+    grade" (the judge here is the spec's; with the judge chosen by grade's flags alone, see docs/formats.md)."""
+    judge = '"grading_provider": "openai",\n  "grading_model": "gpt-5.4-mini",\n  '
+    triggers = '"trigger_tests": {"should_trigger": ["shout one"], "should_not_trigger": ["whisper"]},\n  "variance"'
+    p = Clauditor(tmp_path / "p", api, spec=ALPHA.replace('"variance"', judge + triggers))
+    assert p.run("grade", ALPHA_MD, "--variance", "2")[0].code == 0
+    p.run("triggers", ALPHA_MD)
+    report = json.loads((p.project.root / ".skillmake/reports/alpha/report.json").read_text())
+    assert not [r for r in report["verdict"]["reasons"] if "have no grade" in r], report["verdict"]
+    assert report["counts"]["graded"] == report["counts"]["expected"] == 1
