@@ -6,6 +6,7 @@ import os
 import threading
 from typing import Any
 
+from . import oswalk
 from .canonical import digest_file
 from .errors import SkillmakeError
 from .model import Skill, Spec
@@ -38,7 +39,7 @@ def manifest(skill: Skill) -> dict[str, Any]:
         return {"kind": skill.kind, "files": {os.path.basename(skill.path): file_digest(skill.path)}}
     files: dict[str, str] = {}
     real = os.path.realpath(skill.path)
-    for folder, dirs, names in os.walk(skill.path):
+    for folder, dirs, names in oswalk.walk(str(skill.path)):  # no recursion: a deep folder must not crash
         dirs[:] = sorted(d for d in dirs if not not_skill(folder, d, top=skill.path))
         for name in [*dirs, *names]:
             if not_skill(folder, name, top=skill.path):

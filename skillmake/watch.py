@@ -11,6 +11,7 @@ import time
 from dataclasses import dataclass
 from types import FrameType
 
+from . import oswalk
 from .errors import EXIT_OK, EXIT_USAGE, SkillmakeError
 from .model import AgentConfig
 from .spec import SPEC_SUFFIXES
@@ -110,7 +111,7 @@ def command_files(agent: AgentConfig, folder: str) -> list[str]:
 
 def _walk(folder: str) -> list[str]:
     found: list[str] = []
-    for parent, dirs, names in os.walk(folder):
+    for parent, dirs, names in oswalk.walk(folder):
         dirs[:] = [d for d in dirs if d not in _IGNORED_DIRS]
         found.extend(os.path.join(parent, n) for n in names if not ignored(n))
     return found

@@ -52,3 +52,33 @@ def test_frontmatter() -> None:
         split_frontmatter("---\nname: s\n")
     with pytest.raises(SkillmakeError, match="must be a mapping"):
         split_frontmatter("---\n- a\n---\nbody")
+
+
+def test_a_folder_1300_deep_inside_a_skill_is_hashed_without_recursion(tmp_path: Path) -> None:
+    """os.walk recursed once per level (RecursionError past ~1,000): planning a spec whose skill holds an
+    agent's deep leftover crashed. The deepest file is hashed like any other."""
+    import os
+
+    from skillmake import fstree
+
+    make(tmp_path)
+    top = tmp_path / "skills/s/notes"
+    top.mkdir()
+    fd = os.open(top, os.O_RDONLY)
+    try:
+        for _ in range(1300):
+            os.mkdir("d", dir_fd=fd)
+            inner = os.open("d", os.O_RDONLY, dir_fd=fd)
+            os.close(fd)
+            fd = inner
+        leaf = os.open("leaf.md", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd)
+        os.write(leaf, b"deep\n")
+        os.close(leaf)
+    finally:
+        os.close(fd)
+    try:
+        files = manifest(Skill(name="s", path=str(tmp_path / "skills/s"), kind="folder"))["files"]
+        assert sorted(files)[-1] == "scripts/run.sh"
+        assert any(name.endswith("/d/leaf.md") and name.count("/") == 1301 for name in files)
+    finally:
+        fstree.remove_tree(top)  # pytest's own clean-up recurses
