@@ -191,9 +191,11 @@ def render_summary(reports: Sequence[Report], *, previous: Mapping[str, Report] 
     When nothing ran and no cell's result or inputs changed since then, it is a single line.
     """
     previous = previous or {}
+    # A changed gate (a threshold edited) changes no cell but may turn the verdict: then the reasons are shown.
     unchanged = bool(reports) and not ran and all(
         r["spec"]["name"] in previous and compare(previous[r["spec"]["name"]], r).nothing_changed
-        and _same_triggers(previous[r["spec"]["name"]], r) for r in reports)
+        and _same_triggers(previous[r["spec"]["name"]], r)
+        and previous[r["spec"]["name"]].get("verdict") == r["verdict"] for r in reports)
     cells = sum(len(r["rows"]) for r in reports)
     if unchanged:
         failing = [r["spec"]["name"] for r in reports if not r["verdict"]["passed"]]

@@ -261,7 +261,8 @@ def test_junit_xml() -> None:
     cases = {(c.get("classname"), c.get("name")): c for c in suite.iter("testcase")}
     assert cases[("shout.with_skill", "greeting")].find("failure") is None
     failure = cases[("shout.with_skill", "question")].find("failure")
-    assert failure is not None and failure.get("message") == "1/2 trials passed (pass rate 0.50, 95% Wilson interval [0.09, 0.91])"
+    assert failure is not None
+    assert failure.get("message") == "1/2 trials passed (pass rate 0.50, 95% Wilson interval [0.09, 0.91])"
     assert failure.text == "trial 1: [bang] check bang — ends with ?"
     baseline = cases[("shout.without_skill", "greeting")]
     assert baseline.find("failure") is None
@@ -303,6 +304,14 @@ def test_summary_against_previous_and_nothing_changed() -> None:
     green = build_report(make_spec(thresholds=Thresholds(min_pass_rate=0.5)), *scenario())
     one = render_summary([green], previous={"shout": green}, ran=0, reused=8)
     assert one == "nothing changed: 1 spec(s), 4 cell(s) up to date; all gates pass"
+
+
+def test_a_threshold_edit_that_turns_the_verdict_shows_the_reason_though_no_cell_changed() -> None:
+    before = report_for(thresholds=Thresholds(min_pass_rate=0.5))
+    after = report_for(thresholds=Thresholds(min_pass_rate=0.9))
+    text = render_summary([after], previous={"shout": before})
+    assert not text.startswith("nothing changed")
+    assert "  ✗ shout: with_skill pass rate 0.75 < min_pass_rate 0.90" in text.splitlines()
 
 
 # --- writers ------------------------------------------------------------------------------------
