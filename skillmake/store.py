@@ -298,7 +298,9 @@ def _files(folder: Path) -> list[str]:
         return []
 
 
-_thread_locks: dict[str, threading.Lock] = {}
+# path → [its lock, how many threads hold or wait for it]: an entry goes with its last user, so a run of 30,000
+# trials does not keep 30,000 locks (one per key it ran).
+_thread_locks: dict[str, list[Any]] = {}
 _thread_locks_guard = threading.Lock()
 
 
@@ -309,34 +311,47 @@ def _flock(path: Path) -> Iterator[None]:
     flock belongs to an open file, so each holder opens its own; the file is unlinked by the holder before
     it unlocks, and a waiter that wakes on an unlinked file tries again on the new one.
     """
+    name = str(path)
     with _thread_locks_guard:
-        tlock = _thread_locks.setdefault(str(path), threading.Lock())
-    with tlock:
-        while True:
+        entry = _thread_locks.setdefault(name, [threading.Lock(), 0])
+        entry[1] += 1
+    try:
+        with entry[0]:
+            yield from _flock_file(path)
+    finally:
+        with _thread_locks_guard:
+            entry[1] -= 1
+            if entry[1] == 0:
+                del _thread_locks[name]
+
+
+def _flock_file(path: Path) -> Iterator[None]:
+    """The file lock of _flock, once this thread holds the path's thread lock."""
+    while True:
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        except FileNotFoundError:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
             try:
-                fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+                same = os.stat(path).st_ino == os.fstat(fd).st_ino
             except FileNotFoundError:
-                path.parent.mkdir(parents=True, exist_ok=True)
+                same = False
+            if not same:
+                os.close(fd)
                 continue
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX)
-                try:
-                    same = os.stat(path).st_ino == os.fstat(fd).st_ino
-                except FileNotFoundError:
-                    same = False
-                if not same:
-                    os.close(fd)
-                    continue
-            except BaseException:
-                os.close(fd)
-                raise
-            try:
-                yield
-            finally:
-                with contextlib.suppress(OSError):
-                    os.unlink(path)
-                os.close(fd)
-            return
+        except BaseException:
+            os.close(fd)
+            raise
+        try:
+            yield
+        finally:
+            with contextlib.suppress(OSError):
+                os.unlink(path)
+            os.close(fd)
+        return
 
 
 def named_objects(record: dict[str, Any]) -> list[str]:
