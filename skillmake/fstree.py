@@ -13,7 +13,10 @@ import re
 import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pathlib import Path  # annotations only: validate FILE imports this module for glob_regex
 
 MAX_DEPTH = 64  # folders below a walked root; deeper ones are reported, never entered
 MAX_PATH = 1024  # characters of a relative path

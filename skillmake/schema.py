@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import functools
 import json
 import math
@@ -10,12 +9,14 @@ import os
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import draft7
 from .errors import Location, RecordError, SpecError
 from .source import Source, escape
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 SPEC = "spec.schema.json"
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?$")
@@ -23,14 +24,22 @@ _NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?$")
 
 def schema_dir() -> Path:
     """Where the schemas are: inside the installed package, or the repository's schemas/."""
-    packaged = Path(__file__).parent / "schemas"
-    if packaged.is_dir():
+    from pathlib import Path
+
+    return Path(_schema_folder())
+
+
+@functools.cache
+def _schema_folder() -> str:
+    # os.path, not pathlib: importing pathlib costs ~5 ms on the editor-save path (validate FILE)
+    packaged = os.path.join(os.path.dirname(os.path.abspath(__file__)), "schemas")
+    if os.path.isdir(packaged):
         return packaged
-    return Path(__file__).resolve().parent.parent / "schemas"
+    return os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(__file__))), "schemas")
 
 
-def schema_path(name: str) -> Path:
-    return schema_dir() / name
+def schema_path(name: str) -> str:
+    return os.path.join(_schema_folder(), name)
 
 
 @functools.cache
@@ -344,6 +353,8 @@ def _closest(word: str, choices: list[str], *, cutoff: float = 0.7) -> str | Non
         return folded[0]
     if cutoff >= 1.0:
         return None
+    import difflib  # only for a misspelt keyword
+
     close = difflib.get_close_matches(word, choices, n=1, cutoff=cutoff)
     return close[0] if close else None
 

@@ -15,8 +15,6 @@ import os
 import threading
 from collections.abc import Callable
 
-import orjson
-
 # Anywhere in the tree: version control, caches, and the state folders of skillmake and the tools it reads.
 SKILL_SKIP = frozenset({".git", ".hg", ".svn", "__pycache__", ".DS_Store", "node_modules", ".pytest_cache",
                         ".mypy_cache", ".ruff_cache", ".skillmake", ".caliper", ".clauditor"})
@@ -87,6 +85,8 @@ def _sniff(path: str) -> bool:
         return False
     if not any(marker in data for marker in (b'"run_id"', b'"task_results"', b'"$id"')):
         return False  # most JSON files: decided without parsing
+    import orjson  # here, not at the top: paths imports this module on the editor-save path (validate FILE)
+
     try:
         value = orjson.loads(data)
     except orjson.JSONDecodeError:
