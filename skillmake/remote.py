@@ -12,17 +12,20 @@ Failures are notes, never a failed trial: the remote is a cache, so losing it co
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
 import threading
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
 import orjson
 
+from . import atomic
 from .canonical import digest_bytes, hex_of
 from .errors import RecordError
 from .schema import validate_record
@@ -78,6 +81,7 @@ class Remote:
         self._absent: set[str] = set()  # keys the remote was asked for and lacked, in this process
         self._corrupt: set[str] = set()  # objects found corrupt there: uploaded again whenever this store has them
         self._down = False  # unreachable once: not asked again by this process (no timeout per trial)
+        self._drained = False
         self._noted: set[str] = set()
 
     # --- the file system ---------------------------------------------------------------------------------------
@@ -217,6 +221,39 @@ class Remote:
 
     # --- write-back --------------------------------------------------------------------------------------------
 
+    def write_back(self, record: dict[str, Any], store: Store) -> None:
+        """Send a record just written locally. Its key waits in the store's outbox/ until it is up, so a run killed
+        mid-upload (or a remote that was down) sends it at the start of the next run with this remote."""
+        marker = _outbox(store) / hex_of(record["key"])
+        atomic.write_bytes(marker, b"", durable=False)
+        if self.push([record], store):
+            with contextlib.suppress(OSError):
+                os.unlink(marker)
+
+    def drain(self, store: Store) -> int:
+        """Send what the outbox holds (once per process; one listdir when it is empty). Returns how many went up."""
+        if self._drained:
+            return 0
+        self._drained = True
+        folder = _outbox(store)
+        try:
+            names = [n for n in os.listdir(folder) if not n.startswith(".")]
+        except OSError:
+            return 0
+        records = []
+        for name in names:
+            try:
+                records.append(orjson.loads(store.action_path(f"sha256:{name}").read_bytes()))
+            except (OSError, orjson.JSONDecodeError):
+                with contextlib.suppress(OSError):  # no entry (set aside, or never written): nothing to send
+                    os.unlink(folder / name)
+        sent = self.push(records, store) if records else 0
+        if sent == len(records):
+            for record in records:
+                with contextlib.suppress(OSError):
+                    os.unlink(folder / hex_of(record["key"]))
+        return sent
+
     def push(self, records: list[dict[str, Any]], store: Store, *, skip_present: bool = False) -> int:
         """Upload `records` and every object they name that the remote lacks — all objects first, then the
         entries (only those whose objects all went up; with `skip_present`, only those the remote lacks).
@@ -281,6 +318,10 @@ class Remote:
 
 class RemoteUnavailable(Exception):
     """The remote cannot be used at all (its library is not installed)."""
+
+
+def _outbox(store: Store) -> Path:
+    return store.root / "outbox"
 
 
 def _is_local(fs: Any) -> bool:

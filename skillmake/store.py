@@ -109,7 +109,7 @@ class Store:
                               hint="objects must be written before the action entry (a bug in skillmake)")
         atomic.write_bytes(self.action_path(record["key"]), orjson.dumps(record, option=orjson.OPT_INDENT_2))
         if push and self.remote is not None:
-            self.remote.push([record], self)
+            self.remote.write_back(record, self)
 
     def get_action(self, key: str, *, schema: str, verify: bool = True) -> dict[str, Any] | None:
         """The cached record for `key`, or None: missing, unreadable, invalid, or naming a lost object."""
@@ -195,6 +195,8 @@ class Store:
         its temp file until it renames it (atomic.write_bytes), and a file that is held, or younger than
         `min_age` seconds (created, not yet locked), is left alone."""
         folder = self.root / "running"
+        if self.remote is not None:
+            self.remote.drain(self)  # what a killed run (or a remote that was down) left to send
         if str(folder) in _running:
             return 0
         # No marks yet: a store written before them (or a new one), swept once.

@@ -75,7 +75,61 @@ def s3_server() -> Iterator[S3Server]:
             proc.wait()
 
 
-@pytest.fixture(scope="module")
-def s3() -> Iterator[S3Server]:
+@pytest.fixture(scope="module", name="s3")
+def s3_fixture() -> Iterator[S3Server]:
     with s3_server() as server:
         yield server
+
+
+@contextlib.contextmanager
+def slow_proxy(endpoint: str, *, delay: float) -> Iterator[str]:
+    """A loopback TCP proxy to `endpoint` that holds every chunk a client sends for `delay` seconds: uploads take
+    long enough for a test to kill a run in the middle of them. Yields the proxy's endpoint."""
+    import threading
+
+    host, port = endpoint.removeprefix("http://").split(":")
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(128)
+    listener.settimeout(0.2)
+    stop = threading.Event()
+    sockets: list[socket.socket] = []
+    pumps: list[threading.Thread] = []
+
+    def pump(src: socket.socket, dst: socket.socket, wait: float) -> None:
+        with contextlib.suppress(OSError):
+            while chunk := src.recv(65536):
+                if wait:
+                    time.sleep(wait)
+                dst.sendall(chunk)
+        for s in (src, dst):
+            with contextlib.suppress(OSError):
+                s.shutdown(socket.SHUT_RDWR)
+
+    def serve() -> None:
+        while not stop.is_set():
+            try:
+                client, _ = listener.accept()
+            except OSError:
+                continue
+            upstream = socket.create_connection((host, int(port)))
+            sockets.extend((client, upstream))
+            for args in ((client, upstream, delay), (upstream, client, 0.0)):
+                pumps.append(threading.Thread(target=pump, args=args, daemon=True))
+                pumps[-1].start()
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{listener.getsockname()[1]}"
+    finally:
+        stop.set()
+        thread.join()
+        listener.close()
+        for s in sockets:
+            with contextlib.suppress(OSError):
+                s.shutdown(socket.SHUT_RDWR)
+        for t in pumps:
+            t.join(timeout=5)
+        for s in sockets:
+            s.close()

@@ -36,6 +36,7 @@ def push_main(args: Sequence[str]) -> int:
                                  "first, then each entry). Exit 0, 3 with no remote set.")
     parser.parse_args(list(args))
     project, remote = _open()
+    remote.drain(project.store)  # what runs left in the outbox (killed mid-upload, or the remote was down)
     records = list(_local_records(project))
     sent = 0
     for i in range(0, len(records), BATCH):

@@ -19,7 +19,7 @@ import orjson
 import pytest
 
 from tests.fakeapi import FakeAPI, Recorded, Reply
-from tests.remote_server import S3Server, s3  # noqa: F401
+from tests.remote_server import S3Server, s3_fixture, slow_proxy  # noqa: F401
 
 from .project import Project
 
@@ -244,33 +244,40 @@ def test_push_sends_what_an_offline_run_made_and_pull_fetches_it(tmp_path: Path,
 # --- killed mid-upload ------------------------------------------------------------------------------------------
 
 def test_a_run_killed_mid_upload_leaves_no_entry_naming_a_missing_object(tmp_path: Path, s3: S3Server) -> None:
-    """SIGKILL the run at growing delays while it uploads (many workspace files per trial, so uploads take most
-    of the run): after every kill, each entry in the bucket names only objects the bucket holds."""
+    """Uploads slowed by a proxy (30 workspace files per trial); the run is SIGKILLed as soon as its first upload
+    lands in the bucket, twice: after every kill, each entry in the bucket names only objects the bucket
+    holds; a last run completes the bucket."""
     url = s3.make_bucket("team-k") + "/evals"
-    env = {**s3.env(), "SKILLMAKE_REMOTE": url}
     p = clone(tmp_path, "p")
     p.replace("t.eval.yaml", "  - {id: warm, prompt: say bye, rubric: Is the farewell warm?}\n", "")
-    p.write("files.txt", "60")
+    p.write("files.txt", "30")
     fs = s3fs_of(s3)
-    kills, entries_seen = 0, 0
-    delay = 1.0
-    for _ in range(8):
-        proc = subprocess.Popen([sys.executable, "-m", "skillmake"], cwd=p.root, env=dict(os.environ, **env),
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-        time.sleep(delay)
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-            kills += 1
-        proc.wait()
+
+    def bucket() -> dict[str, bytes]:
         fs.invalidate_cache()
-        stored = remote_files(fs, "team-k/evals") if fs.exists("team-k/evals") else {}
-        assert not dangling(stored, "team-k/evals")
-        entries_seen = sum(1 for path in stored if "/actions/" in path)
-        if entries_seen == 4:
-            break
-        delay += 0.7
-    assert kills >= 1
-    finished = p.run(env=env)
+        return remote_files(fs, "team-k/evals") if fs.exists("team-k/evals") else {}
+
+    def count() -> int:
+        fs.invalidate_cache()
+        return len(fs.find("team-k/evals"))
+
+    kills = 0
+    with slow_proxy(s3.endpoint, delay=0.03) as endpoint:
+        env = {**s3.env(), "AWS_ENDPOINT_URL": endpoint, "SKILLMAKE_REMOTE": url}
+        for _ in range(2):
+            before = count()
+            proc = subprocess.Popen([sys.executable, "-m", "skillmake"], cwd=p.root, env=dict(os.environ, **env),
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+            while proc.poll() is None and count() == before:
+                time.sleep(0.02)
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGKILL)
+                kills += 1
+            proc.wait()
+            assert not dangling(bucket(), "team-k/evals")
+        finished = p.run(env=env)
+    assert kills == 2
     assert finished.code == 0, finished.out + finished.err
-    fs.invalidate_cache()
-    assert not dangling(remote_files(fs, "team-k/evals"), "team-k/evals")
+    stored = bucket()
+    # 4 trials and their 4 grades: what the killed runs finished locally went up from the outbox too.
+    assert sum(1 for path in stored if "/actions/" in path) == 8 and not dangling(stored, "team-k/evals")
