@@ -82,9 +82,10 @@ def s3_fixture() -> Iterator[S3Server]:
 
 
 @contextlib.contextmanager
-def slow_proxy(endpoint: str, *, delay: float) -> Iterator[str]:
+def slow_proxy(endpoint: str, *, delay: float, seen: list[int] | None = None) -> Iterator[str]:
     """A loopback TCP proxy to `endpoint` that holds every chunk a client sends for `delay` seconds: uploads take
-    long enough for a test to kill a run in the middle of them. Yields the proxy's endpoint."""
+    long enough for a test to kill a run in the middle of them. Appends each chunk's size to `seen` (a count of
+    what reached the remote). Yields the proxy's endpoint."""
     import threading
 
     host, port = endpoint.removeprefix("http://").split(":")
@@ -94,11 +95,14 @@ def slow_proxy(endpoint: str, *, delay: float) -> Iterator[str]:
     listener.settimeout(0.2)
     stop = threading.Event()
     sockets: list[socket.socket] = []
+    clients: set[socket.socket] = set()
     pumps: list[threading.Thread] = []
 
     def pump(src: socket.socket, dst: socket.socket, wait: float) -> None:
         with contextlib.suppress(OSError):
             while chunk := src.recv(65536):
+                if seen is not None and src in clients:
+                    seen.append(len(chunk))
                 if wait:
                     time.sleep(wait)
                 dst.sendall(chunk)
@@ -114,6 +118,7 @@ def slow_proxy(endpoint: str, *, delay: float) -> Iterator[str]:
                 continue
             upstream = socket.create_connection((host, int(port)))
             sockets.extend((client, upstream))
+            clients.add(client)
             for args in ((client, upstream, delay), (upstream, client, 0.0)):
                 pumps.append(threading.Thread(target=pump, args=args, daemon=True))
                 pumps[-1].start()
