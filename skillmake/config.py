@@ -104,6 +104,7 @@ class Config:
     jobs: int | None = None
     trials: int | None = None
     timeout: float | None = None
+    max_cost: float | None = None  # the spending cap in USD (budget.py); --max-cost and $SKILLMAKE_MAX_COST beat it
     agent: dict[str, Any] = field(default_factory=dict)  # the agent of specs naming none; defaults for the rest
     judge: dict[str, Any] = field(default_factory=dict)  # provider, model
     remote: str | None = None  # a shared remote store's URL (remote.py); $SKILLMAKE_REMOTE and --remote beat it
@@ -165,6 +166,7 @@ def load_config(root: str) -> Config:
                   store=os.path.normpath(os.path.join(root, os.path.expanduser(store))) if store else "",
                   jobs=data.get("jobs"), trials=data.get("trials"),
                   timeout=float(data["timeout"]) if "timeout" in data else None,
+                  max_cost=float(data["max_cost"]) if "max_cost" in data else None,
                   agent=dict(data.get("agent", {})), judge=dict(data.get("judge", {})),
                   remote=data.get("remote"))
 

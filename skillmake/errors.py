@@ -13,6 +13,7 @@ EXIT_INVALID = 2  # a spec or fixture is invalid (validate found errors)
 EXIT_USAGE = 3  # bad command line
 EXIT_INTERNAL = 4  # an unexpected error inside skillmake (a bug: please report it)
 EXIT_NO_SPECS = 5  # no spec found, or the selection matches no cell (pytest's "no tests collected")
+EXIT_CAPPED = 6  # the spending cap stopped the run before every selected trial ran (budget.py)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -33,14 +34,20 @@ EXIT_CODES: tuple[ExitCode, ...] = (
     ExitCode(code=EXIT_INVALID, name="invalid spec", under_doit="1",
              meaning="a spec or a fixture it names is invalid (the other specs still run)"),
     ExitCode(code=EXIT_USAGE, name="usage", under_doit="3",
-             meaning="bad command line, the tasks could not be loaded, or a judge the run needs has no "
-                     "credentials (checked before any trial)"),
+             meaning="bad command line, the tasks could not be loaded, a judge the run needs has no "
+                     "credentials, or the run's estimate is over its spending cap (`--max-cost`; checked before any "
+                     "trial, so nothing is spent)"),
     ExitCode(code=EXIT_INTERNAL, name="internal error", under_doit="2",
              meaning="an unexpected error inside skillmake (a bug: please report it)"),
     ExitCode(code=EXIT_NO_SPECS, name="nothing to run", under_doit="5",
              meaning="no `*.eval.yaml`, `*.eval.yml` or `*.eval.json` under the project root, or the selection "
                      "(`-k`, `--tag`, a task glob such as `'trial:nosuch/*'`) matches no cell (pytest's \"no tests "
                      "collected\"), or `skillmake report` finds no results to show yet"),
+    ExitCode(code=EXIT_CAPPED, name="spending cap", under_doit="1",
+             meaning="the spending cap (`--max-cost`, `max_cost`) stopped the run: a trial would have taken what "
+                     "the run spent past it, so it and every later one did not start (the closing line lists them, "
+                     "\"not run: spending cap\"); the trials already running finished and were reported. A run "
+                     "estimated over the cap before it starts exits 3 and spends nothing"),
 )
 
 

@@ -29,19 +29,19 @@ def baseline_wanted(environ: Mapping[str, str] | None = None) -> bool:
     env = os.environ if environ is None else environ
     return env.get(BASELINE_VAR, "").strip() not in ("", "0")
 
-SETTINGS = ("trials", "timeout", "model", "judge_model", "judge_provider", "jobs")
+SETTINGS = ("trials", "timeout", "model", "judge_model", "judge_provider", "jobs", "max_cost")
 ENV = {name: f"SKILLMAKE_{name.upper()}" for name in SETTINGS}
 OPTIONS = {name: "--" + name.replace("_", "-") for name in SETTINGS}
 # The command line's values, for worker processes started by spawn (they re-import this module).
 _COMMAND_LINE_VAR = "SKILLMAKE_COMMAND_LINE_SETTINGS"
 # The schemas' maxima (spec.schema.json, config.schema.json; docs/paths.md "Numbers"): a value past them hangs
 # planning (10^20 trials) or overflows a deadline (1e300 s), from a flag as from a spec.
-MAXIMA = {"trials": 1000, "jobs": 1024, "timeout": 86400}
+MAXIMA = {"trials": 1000, "jobs": 1024, "timeout": 86400, "max_cost": 1_000_000}
 _command_line: dict[str, str] = {}
 
 COMMAND_LINE, ENVIRONMENT, SPEC, PROJECT, DEFAULT = "command line", "environment", "spec", "project config", "default"
 DEFAULTS: dict[str, Any] = {"trials": 1, "timeout": 300.0, "model": None, "judge_model": None,
-                            "judge_provider": None, "jobs": 1}
+                            "judge_provider": None, "jobs": 1, "max_cost": None}
 
 
 _FORMAT_DEFAULT = "'s default"
@@ -82,7 +82,8 @@ class Setting:
         if self.value is None:
             shown = "the provider's default" if self.name.startswith("judge_") else "the agent's default"
         else:
-            shown = f"{self.value:g}s" if self.name == "timeout" else str(self.value)
+            shown = (f"{self.value:g}s" if self.name == "timeout" else f"${self.value:.2f}" if self.name == "max_cost"
+                     else str(self.value))
         return f"{self.name}: {shown} ({self.source})"
 
 
@@ -150,6 +151,16 @@ def _parse(name: str, raw: str, label: str) -> Any:
             raise OverrideError(f"{label} {raw!r} is not a number of seconds above 0 and at most {MAXIMA[name]}",
                                 hint="give the timeout in seconds, like 120 or 2.5")
         return seconds
+    if name == "max_cost":  # budget.py: the spending cap, in US dollars
+        try:
+            usd = float(text.removeprefix("$"))
+        except ValueError:
+            usd = math.nan
+        if not (0 < usd <= MAXIMA[name]):
+            raise OverrideError(f"{label} {raw!r} is not an amount of US dollars above 0 and at most {MAXIMA[name]}",
+                                hint=f"give the cap in dollars, like {label}{'=' if label.startswith('$') else ' '}5 "
+                                     "or 0.50")
+        return usd
     return text
 
 

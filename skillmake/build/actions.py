@@ -7,7 +7,7 @@ from typing import Any
 
 from doit.exceptions import TaskFailed
 
-from .. import console, interrupts, process
+from .. import budget, console, interrupts, process
 from .. import grade as grading
 from .. import trial as trials
 from ..errors import SkillmakeError
@@ -47,11 +47,23 @@ def run_trial(project: Project, item: Item, *, resample: bool = False) -> dict[s
         why = "resampled: a fresh sample replaces the stored one" if item.trial_cached else "new"
     else:
         why = _why(lambda: explain.trial_reasons(project, item, explain.kept(project, item, "trial.json")))
+    calls = explain.judge_calls(item)
+    admission = None if item.trial_cached and not resample else budget.admit_trial(project, item, judge_calls=calls)
+    if admission is not None and not admission.admitted:  # the cap: this trial does not start, nor any later one
+        return {"outcome": budget.NOT_RUN, "ran": False, "capped": True,
+                "why": f"${admission.spent:.4f} spent of the ${admission.cap:.2f} cap"}
+    if resample or not item.trial_cached:
+        _warm_sdks(item)
     try:
         run = trials.execute(project, item.spec, item.case, item.arm, item.k, item.tkey, resample=resample)
     except SkillmakeError as exc:
+        if admission is not None:
+            budget.settle(project, item.name, 0.0)
         return TaskFailed(exc.render())
     record = run.record
+    if admission is not None:
+        budget.settle_trial(project, item, (record["usage"].get("cost_usd") or 0.0) if run.ran else 0.0,
+                            ran=run.ran, judge_calls=calls)
     # The task's values reach the reporter in every doit mode (threads and processes alike).
     values: dict[str, Any] = {"outcome": record["outcome"], "key": record["key"], "ran": run.ran,
                               "why": why if run.ran else _reused(record, "trial")}
@@ -62,6 +74,20 @@ def run_trial(project: Project, item: Item, *, resample: bool = False) -> dict[s
         values.update(requests=usage.get("requests"), model=item.arm.agent.kind != "command",
                       tokens=usage.get("total_tokens") or 0, cost_usd=usage.get("cost_usd") or 0.0)
     return values
+
+
+def _warm_sdks(item: Item) -> None:
+    """Start importing the SDKs this trial's agent and its grade's judge use (sdk.warm), now that it runs: the
+    import (~1.6 s for anthropic) overlaps the agent's run instead of delaying the first grade. A run that
+    needs no SDK never imports one."""
+    from .. import sdk
+    from ..judges.resolve import applicable, choose
+    from . import select
+
+    names = [item.arm.agent.kind]
+    if select.current().only != "trials" and applicable(item.case):
+        names.append(choose(item.spec, item.case).provider)
+    sdk.warm(names)
 
 
 def _reused(record: dict[str, Any], what: str) -> str:
@@ -90,6 +116,8 @@ def trial_record(project: Project, item: Item) -> dict[str, Any] | None:
 
 @_between_tasks
 def run_grade(project: Project, item: Item, *, resample: bool = False) -> dict[str, Any] | TaskFailed:
+    if budget.capped(project, item.name):  # its trial never started: nothing to grade, said by the trial's line
+        return {"outcome": budget.NOT_RUN, "ran": False, "capped": True, "why": "its trial did not start"}
     record = trial_record(project, item)
     if record is None:
         return TaskFailed(f"trial:{item.name} has no record; run it first (doit trial:{item.name})")
@@ -102,7 +130,9 @@ def run_grade(project: Project, item: Item, *, resample: bool = False) -> dict[s
     try:
         run = grading.execute(project, item.spec, item.case, item.arm, item.k, record, resample=resample)
     except SkillmakeError as exc:
+        budget.settle(project, item.name, 0.0)
         return TaskFailed(exc.render())
+    budget.settle(project, item.name, (run.record["usage"].get("cost_usd") or 0.0) if run.ran else 0.0)
     values: dict[str, Any] = {"outcome": run.record["outcome"], "key": run.record["key"],
                               "why": why if run.ran else _reused(run.record, "grade"), "ran": run.ran}
     if console.style().verbose:  # -v: each judge's verdict and reasoning under the grade's line (caliper's --verbose)
@@ -155,4 +185,7 @@ def check_thresholds(project: Project, plans: tuple[SpecPlan, ...]) -> TaskFaile
     from .report import problems_of
 
     problems = [message for plan in plans for message in problems_of(project, plan)]
+    note = budget.stop_note(project)
+    if note is not None:  # a run the cap stopped is not a complete run, whatever the gates of what ran say
+        problems.append(note)
     return TaskFailed("\n".join(problems)) if problems else None

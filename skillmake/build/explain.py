@@ -10,6 +10,7 @@ from typing import Any
 import orjson
 
 from .. import grade as grading
+from ..budget import Estimate, Estimator
 from ..errors import UsageError
 from ..keys import Part, grade_part
 from ..project import Project
@@ -28,6 +29,7 @@ _RUN_FIELDS = {"prompt": "prompt", "args": "args", "setup": "setup", "cleanup": 
 class Stale:
     task: str
     reasons: tuple[str, ...]
+    estimate: Estimate | None = None  # a trial's cost and its basis (budget.Estimator); None: a grade
 
 
 def explain(project: Project, plans: tuple[SpecPlan, ...], *, chosen: Chosen | None = None,
@@ -38,6 +40,7 @@ def explain(project: Project, plans: tuple[SpecPlan, ...], *, chosen: Chosen | N
     chosen = chosen or Chosen(names=None, resample=resample)
     targets = targets or Targets()
     stale: list[Stale] = []
+    estimator = Estimator(project)
     totals = {"trials": 0, "grades": 0, "trials_reused": 0, "grades_reused": 0, "cost_usd": 0.0,
               "cost_known": True, "judge_calls": 0, "triggers": 0, "triggers_reused": 0}
     for plan in plans:
@@ -53,11 +56,11 @@ def explain(project: Project, plans: tuple[SpecPlan, ...], *, chosen: Chosen | N
                 totals["trials"] += 1
                 reasons = (["resampled (--resample)"] if item.trial_cached
                            else trial_reasons(project, item, previous))
-                stale.append(Stale(task=f"trial:{item.name}", reasons=tuple(reasons)))
-                cost = (previous or {}).get("usage", {}).get("cost_usd")
-                if cost is not None:
-                    totals["cost_usd"] += cost
-                elif item.arm.agent.kind != "command":
+                estimate = estimator.trial(item)
+                stale.append(Stale(task=f"trial:{item.name}", reasons=tuple(reasons), estimate=estimate))
+                if estimate.usd is not None:
+                    totals["cost_usd"] += estimate.usd
+                else:
                     totals["cost_known"] = False
             if not targets.wants("grade", item):
                 continue
@@ -66,6 +69,8 @@ def explain(project: Project, plans: tuple[SpecPlan, ...], *, chosen: Chosen | N
             else:
                 totals["grades"] += 1
                 totals["judge_calls"] += judge_calls(item)
+                # The judges' cost where stored grades of the cell show it (an unknown one is not guessed).
+                totals["cost_usd"] += estimator.grade(item, judge_calls=judge_calls(item)).usd or 0.0
                 reasons = (["its trial will run"] if not item.trial_cached or resample
                            else grade_reasons(project, item, kept(project, item, "grade.json")))
                 stale.append(Stale(task=f"grade:{item.name}", reasons=tuple(reasons)))
@@ -129,7 +134,9 @@ def to_json(stale: list[Stale], totals: dict[str, Any], *, overrides: Sequence[s
     """`skillmake explain --format json` (documented in the README; `version` changes only with its shape)."""
     return {"version": 1,
             "stale": [{"task": s.task, "kind": s.task.split(":", 1)[0], "cell": s.task.split(":", 1)[1],
-                       "reasons": list(s.reasons)} for s in stale],
+                       "reasons": list(s.reasons),
+                       **({"estimate_usd": s.estimate.usd, "estimate_basis": s.estimate.basis} if s.estimate else {})}
+                      for s in stale],
             "would_run": {"trials": totals["trials"], "grades": totals["grades"],
                           "judge_calls": totals["judge_calls"],
                           "trigger_trials": totals["triggers"],
@@ -300,8 +307,14 @@ def _short(value: Any) -> str:
     return text if len(text) <= 30 else text[:27] + "…"
 
 
+def _priced(stale: Stale) -> bool:
+    """Whether a stale task's line shows its estimate: a trial of a model agent (a command agent costs nothing)."""
+    return stale.estimate is not None and stale.estimate.usd != 0.0
+
+
 def render(stale: list[Stale], totals: dict[str, Any]) -> str:
-    lines = [f"{s.task}  {'; '.join(s.reasons)}" for s in stale]
+    lines = [f"{s.task}  {'; '.join(s.reasons)}" + (f"  [{s.estimate.shown()}]" if s.estimate and _priced(s) else "")
+             for s in stale]
     cost = f", est. ${totals['cost_usd']:.4f}" if totals["cost_usd"] else ""
     if not totals["cost_known"]:
         cost += " (cost of some trials unknown: no earlier run)"

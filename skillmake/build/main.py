@@ -10,7 +10,7 @@ from doit.cmd_base import ModuleTaskLoader
 from doit.doit_cmd import DoitMain
 
 from .. import console
-from ..errors import EXIT_FAILED, EXIT_INTERNAL, EXIT_INVALID, EXIT_NO_SPECS
+from ..errors import EXIT_CAPPED, EXIT_FAILED, EXIT_INTERNAL, EXIT_INVALID, EXIT_NO_SPECS
 from .config import scan_entry_points_once
 
 
@@ -95,6 +95,8 @@ def exit_code(doit_code: int, run: dict[str, bool], *, runs: bool) -> int:
         return EXIT_INTERNAL
     if doit_code == EXIT_FAILED and run.get("invalid"):
         return EXIT_INVALID
+    if doit_code == EXIT_FAILED and run.get("capped"):
+        return EXIT_CAPPED
     if doit_code == 0 and runs and run.get("no_specs"):
         return EXIT_NO_SPECS
     return doit_code

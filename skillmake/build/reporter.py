@@ -159,8 +159,8 @@ class SkillmakeReporter:
         # A task doit ran may still have been served by the store (another trial with identical inputs).
         trials_ran = int(tally.get("trial_ran", 0))
         grades_ran = int(tally.get("grade_ran", 0))
-        reused_trials = self.ran.get("trial", 0) - trials_ran
-        reused_grades = self.ran.get("grade", 0) - grades_ran
+        reused_trials = self.ran.get("trial", 0) - trials_ran - int(tally.get("trial_capped", 0))
+        reused_grades = self.ran.get("grade", 0) - grades_ran - int(tally.get("grade_capped", 0))
         trials_ok, grades_ok = self.uptodate.get("trial", 0), self.uptodate.get("grade", 0)
         trials_ok += tasks.COLLAPSED["trial"]
         grades_ok += tasks.COLLAPSED["grade"]
@@ -193,6 +193,8 @@ class SkillmakeReporter:
                          for outcome in ("error", "timeout")))
         if errors:
             parts.append(f"{errors} trials ended in error/timeout (retried next run)")
+        if tally.get("trial_capped"):
+            parts.append(f"{int(tally['trial_capped'])} trials not run: spending cap")
         if self.failures:
             shown = ", ".join(self.failures[:5]) + (f" and {len(self.failures) - 5} more" if len(self.failures) > 5
                                                     else "")
@@ -229,6 +231,9 @@ class SkillmakeReporter:
                     self._line(f"{self._progress()} … running {name} (started {clock})")
 
     def _count(self, kind: str, values: dict[str, Any]) -> None:
+        if values.get("capped"):  # the spending cap kept it from starting (budget.py): the run exits 6
+            LAST_RUN["capped"] = True
+            self.tally[f"{kind}_capped"] = self.tally.get(f"{kind}_capped", 0) + 1
         if values.get("ran"):
             self.tally[f"{kind}_ran"] = self.tally.get(f"{kind}_ran", 0) + 1
             if kind in ("trial", "trigger") and values.get("outcome") in ("error", "timeout"):

@@ -139,6 +139,22 @@ def judge_preflight(plans: tuple[SpecPlan, ...], chosen: select.Chosen | None = 
     return judge_problems(needed)
 
 
+def _over_cap(root: str, chosen: select.Chosen, targets: select.Targets) -> str | None:
+    """Why this run must not start: `explain`'s estimate of it is over the spending cap; None: no cap, or within."""
+    from .. import budget
+    from .explain import explain
+
+    project = project_at(root)
+    cap = budget.cap_of(project)
+    if cap is None:
+        return None
+    _, totals = explain(project, plans_at(root), chosen=chosen, targets=targets)
+    if totals["cost_usd"] <= cap + 1e-9:
+        return None
+    return budget.refusal(totals["cost_usd"], cap, trials=totals["trials"] + totals["triggers"],
+                          unknown=not totals["cost_known"])
+
+
 def trial_tasks(root: str) -> Iterator[dict[str, Any]]:
     project = project_at(root)
     chosen = chosen_at(root)
@@ -152,6 +168,10 @@ def trial_tasks(root: str) -> Iterator[dict[str, Any]]:
                     else [])
         if problems:  # before any agent is paid for: the grades could only end in judge_error
             print("\n".join(f"skillmake: {line}" for line in problems), file=sys.stderr, flush=True)
+            raise SystemExit(3)
+        over = _over_cap(root, chosen, targets)
+        if over:  # before any call: the estimate alone is over the spending cap (budget.py)
+            print(f"skillmake: {over}", file=sys.stderr, flush=True)
             raise SystemExit(3)
     yield {"basename": "trial", "name": None, "doc": "run stale trials (case × arm × k) in isolated workspaces"}
     full = full_graph()

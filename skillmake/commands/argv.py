@@ -62,6 +62,8 @@ OVERRIDES = (
     Opt("", "model", "model", "value", help="the agent's model, for every spec", metavar="M"),
     Opt("", "judge-model", "judge_model", "value", help="the judges' model", metavar="M"),
     Opt("", "judge-provider", "judge_provider", "value", help="the judges' provider", metavar="P"),
+    Opt("", "max-cost", "max_cost", "value", help="a spending cap in US dollars: refuse a run estimated over it, "
+        "start no trial that would cross it (exit 6)", metavar="USD"),
 )
 
 OUTPUT = (

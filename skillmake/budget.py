@@ -1,0 +1,295 @@
+"""The spending cap (`--max-cost USD`, `max_cost` in the config): what a trial is estimated to cost, learned from the
+stored records, and the run's ledger of what it spent and has promised, asked before each trial starts."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import orjson
+
+from .atomic import write_bytes
+from .pricing import price_of
+from .settings import DEFAULT_MAX_TOKENS
+
+if TYPE_CHECKING:
+    from .project import Project
+
+NOT_RUN = "not run: spending cap"  # a cell's outcome, in the progress line and the closing line
+LEDGER = "budget.json"  # in the state folder; one run per project at a time (runlock), so one ledger
+_SLACK = 1e-9  # $0.30 + $0.30 + $0.30 is 0.8999999999999999: a sum of floats must not cross a cap it equals
+_DEFAULT_MODELS = {"anthropic": "claude-sonnet-4-6", "openai": "gpt-5.4"}  # what the API agents ask when unset
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Estimate:
+    """What one trial (or grade) is expected to cost, and what that number rests on. `usd` None: unknown."""
+
+    usd: float | None
+    basis: str
+
+    def shown(self) -> str:
+        return f"est. ${self.usd:.4f} ({self.basis})" if self.usd is not None else f"est. unknown ({self.basis})"
+
+
+def cap_of(project: Project) -> float | None:
+    """The cap for this run: --max-cost, $SKILLMAKE_MAX_COST, the config's `max_cost`; None: no cap."""
+    from . import overrides
+
+    config = project.config
+    value = overrides.resolve("max_cost", project=config.max_cost if config is not None else None).value
+    return float(value) if value is not None else None
+
+
+def _cost(record: dict[str, Any] | None) -> float | None:
+    usage = (record or {}).get("usage")
+    cost = usage.get("cost_usd") if isinstance(usage, dict) else None
+    return float(cost) if isinstance(cost, (int, float)) and not isinstance(cost, bool) else None
+
+
+def _read(path: Path) -> dict[str, Any] | None:
+    try:
+        data = orjson.loads(path.read_bytes())
+    except (OSError, orjson.JSONDecodeError):
+        return None  # a view being rewritten, or none yet: no evidence
+    return data if isinstance(data, dict) else None
+
+
+def _mean(costs: list[float]) -> float:
+    return sum(costs) / len(costs)
+
+
+def _trials(n: int) -> str:
+    return f"{n} stored trial" + ("s" if n != 1 else "")
+
+
+class Estimator:
+    """Estimates learned from the stored views (runs/<spec>/<case>/<arm>/trial-<k>/): the mean cost of the stored
+    trials of the same case and arm; else of every stored trial with the same agent settings (kind, model, flags:
+    the trial key's agent part); else the model's list price for the prompt and `max_tokens` of output (a ceiling
+    for a single-call API agent); else unknown (a CLI agent never run: its turns cannot be foreseen)."""
+
+    def __init__(self, project: Project) -> None:
+        self.project = project
+        self._by_agent: dict[str, list[float]] | None = None
+
+    def _views(self, spec: str, case: str, arm: str) -> Iterator[Path]:
+        folder = self.project.runs_dir / spec / case / arm
+        try:
+            names = sorted(os.listdir(folder))
+        except OSError:
+            return
+        yield from (folder / n for n in names if n.startswith("trial-"))
+
+    def _stored(self, item: Any, name: str) -> list[float]:
+        found = (_cost(_read(view / name)) for view in self._views(item.spec.name, item.case.id, item.arm.name))
+        return [c for c in found if c is not None]
+
+    def _agent_costs(self, digest: str) -> list[float]:
+        if self._by_agent is None:
+            by: dict[str, list[float]] = {}
+            try:
+                trials = list(self.project.runs_dir.glob("*/*/*/trial-*/trial.json"))
+            except OSError:
+                trials = []
+            for path in trials:
+                record = _read(path)
+                cost = _cost(record)
+                agent = ((record or {}).get("inputs") or {}).get("agent")
+                if cost is not None and isinstance(agent, str):
+                    by.setdefault(agent, []).append(cost)
+            self._by_agent = by
+        return self._by_agent.get(digest, [])
+
+    def trial(self, item: Any) -> Estimate:
+        agent = item.arm.agent
+        if agent.kind == "command":
+            return Estimate(usd=0.0, basis="command agent: no model call it reports")
+        same = self._stored(item, "trial.json")
+        if same:
+            return Estimate(usd=_mean(same), basis=f"mean of {_trials(len(same))} of this case and arm")
+        costs = self._agent_costs(item.tkey.agent.digest)
+        if costs:
+            return Estimate(usd=_mean(costs), basis=f"mean of {len(costs)} stored trials of this agent and model")
+        return _price_table(agent, item.case)
+
+    def grade(self, item: Any, *, judge_calls: int) -> Estimate:
+        """A grade's judges: the mean of the stored grades of the same case and arm; checks alone cost nothing."""
+        if not judge_calls:
+            return Estimate(usd=0.0, basis="checks only")
+        same = self._stored(item, "grade.json")
+        if same:
+            return Estimate(usd=_mean(same), basis=f"mean of {len(same)} stored grades of this case and arm")
+        return Estimate(usd=None, basis="no stored grade")
+
+
+def _price_table(agent: Any, case: Any) -> Estimate:
+    if agent.kind not in _DEFAULT_MODELS:
+        return Estimate(usd=None, basis=f"{agent.kind}: no stored trial to learn from")
+    model = agent.model or _DEFAULT_MODELS[agent.kind]
+    price = price_of(model)
+    if price is None:
+        return Estimate(usd=None, basis=f"{model} is not in the price table")
+    prompt_tokens = len(case.prompt or "") // 4 + 1  # ~4 characters a token
+    out = agent.max_tokens or DEFAULT_MAX_TOKENS
+    usd = (prompt_tokens * price.input + out * price.output) / 1_000_000
+    return Estimate(usd=usd, basis=f"price table: {model}, up to {out:,} tokens out")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Admission:
+    """The ledger's answer to "may this trial start?"."""
+
+    admitted: bool
+    spent: float
+    cap: float
+
+
+class Ledger:
+    """What this run spent and what the trials running now are expected to spend, in one small file in the state
+    folder, changed under an flock held only for the read-modify-write: doit's threads and its worker processes
+    (-P process) see one total. Never used from a signal handler."""
+
+    def __init__(self, state_dir: Path, *, run_id: str, cap: float) -> None:
+        self.path = Path(state_dir) / LEDGER
+        self.run_id = run_id
+        self.cap = cap
+
+    def _change(self, change: Callable[[dict[str, Any]], Any]) -> Any:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with open(self.path.with_suffix(".lock"), "a+b") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            state = self._state()
+            result = change(state)
+            write_bytes(self.path, orjson.dumps(state), durable=False)
+            return result
+
+    def _state(self) -> dict[str, Any]:
+        state = _read(self.path)
+        if state is None or state.get("run_id") != self.run_id:  # an earlier run's ledger: this run starts at 0
+            return {"run_id": self.run_id, "cap": self.cap, "spent": 0.0, "held": {}, "capped": [],
+                    "stopped": False, "learned": {}}
+        return state
+
+    def admit(self, cell: str, estimate: float, *, agent: str | None = None) -> Admission:
+        """May `cell` start? Only if what was spent, what running trials hold and `estimate` stay within the cap;
+        once one trial is refused, no later one starts (the cells not run are listed in order). A trial whose
+        agent settings already cost more per trial in this run than its estimate counts at that run's mean, and
+        so does every running trial of that agent: history that was cheaper than today does not let the run
+        overshoot."""
+        def change(state: dict[str, Any]) -> Admission:
+            learned = state["learned"]
+
+            def floor(digest: str | None) -> float:
+                total, count = learned.get(digest, (0.0, 0)) if digest else (0.0, 0)
+                return total / count if count else 0.0
+
+            held = sum(max(e, floor(a)) for e, a in state["held"].values())
+            wanted = max(estimate, floor(agent))
+            if state["stopped"] or state["spent"] + held + wanted > self.cap + _SLACK:
+                state["stopped"] = True
+                if cell not in state["capped"]:
+                    state["capped"].append(cell)
+                return Admission(admitted=False, spent=state["spent"], cap=self.cap)
+            state["held"][cell] = (estimate, agent)
+            return Admission(admitted=True, spent=state["spent"], cap=self.cap)
+
+        result: Admission = self._change(change)
+        return result
+
+    def settle(self, cell: str, cost: float, *, keep: float = 0.0, agent: str | None = None) -> None:
+        """`cell`'s trial (or grade) spent `cost`; `keep` stays held for what is still to come (its grade).
+        `agent`: the trial's agent settings, whose in-run mean learns from `cost`."""
+        def change(state: dict[str, Any]) -> None:
+            state["spent"] += cost
+            if keep > 0:
+                state["held"][cell] = (keep, None)
+            else:
+                state["held"].pop(cell, None)
+            if agent is not None:
+                total, count = state["learned"].get(agent, (0.0, 0))
+                state["learned"][agent] = (total + cost, count + 1)
+
+        self._change(change)
+
+    def capped(self, cell: str) -> bool:
+        return cell in self._state()["capped"]
+
+    def summary(self) -> dict[str, Any]:
+        return self._state()
+
+
+_LEDGERS: dict[str, tuple[Ledger, Estimator] | None] = {}
+
+
+def for_run(project: Project) -> tuple[Ledger, Estimator] | None:
+    """This process's ledger and estimator for the current run; None when no cap is set."""
+    from .project import current_run_id
+
+    run_id = current_run_id()
+    key = f"{project.state_dir}\0{run_id}"
+    if key not in _LEDGERS:
+        cap = cap_of(project)
+        _LEDGERS[key] = (Ledger(project.state_dir, run_id=run_id, cap=cap), Estimator(project)) if cap else None
+    return _LEDGERS[key]
+
+
+def refusal(estimate: float, cap: float, *, trials: int, unknown: bool) -> str:
+    """The one line a run over its cap stops with, before any call."""
+    more = " (more: some trials' cost is unknown)" if unknown else ""
+    return (f"this run would cost est. ${estimate:.4f} for {trials} trials{more}, over the spending cap of "
+            f"${cap:.2f} (--max-cost / max_cost); nothing was run — narrow the selection (--spec NAME, -k EXPR, "
+            f"--tag TAG, 'trial:SPEC/CASE/*') or raise the cap; `skillmake explain` shows each trial's estimate")
+
+
+def admit_trial(project: Project, item: Any, *, judge_calls: int) -> Admission | None:
+    """Before a trial (and then its grade) runs: None when no cap is set, else the ledger's answer for its estimate
+    (an unknown estimate counts as 0: the cap then holds by what was spent)."""
+    found = for_run(project)
+    if found is None:
+        return None
+    ledger, estimator = found
+    trial = estimator.trial(item).usd or 0.0
+    grade = estimator.grade(item, judge_calls=judge_calls).usd or 0.0
+    return ledger.admit(item.name, trial + grade, agent=item.tkey.agent.digest)
+
+
+def settle_trial(project: Project, item: Any, cost: float, *, ran: bool, judge_calls: int) -> None:
+    """A trial admitted by admit_trial ended: what it spent counts, its grade's estimate stays held."""
+    found = for_run(project)
+    if found is None:
+        return
+    ledger, estimator = found
+    grade = estimator.grade(item, judge_calls=judge_calls).usd or 0.0
+    ledger.settle(item.name, cost, keep=grade, agent=item.tkey.agent.digest if ran else None)
+
+
+def settle(project: Project, cell: str, cost: float) -> None:
+    """A grade (or trigger trial) ended: what it spent counts; nothing of the cell stays held."""
+    found = for_run(project)
+    if found is not None:
+        found[0].settle(cell, cost)
+
+
+def capped(project: Project, cell: str) -> bool:
+    """Whether the cap kept `cell`'s trial from starting in this run."""
+    found = for_run(project)
+    return found is not None and found[0].capped(cell)
+
+
+def stop_note(project: Project) -> str | None:
+    """The closing note of a run the cap stopped: what it spent, the cap, the cells not run; None otherwise."""
+    found = for_run(project)
+    if found is None:
+        return None
+    state = found[0].summary()
+    if not state["capped"]:
+        return None
+    cells = state["capped"]
+    shown = ", ".join(cells[:10]) + (f" and {len(cells) - 10} more" if len(cells) > 10 else "")
+    return (f"spending cap ${found[0].cap:.2f} reached (${state['spent']:.4f} spent): {len(cells)} trials "
+            f"{NOT_RUN}: {shown}")

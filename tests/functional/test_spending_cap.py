@@ -1,0 +1,147 @@
+"""The spending cap (`--max-cost USD`, `max_cost` in the config; skillmake/budget.py), through the real CLI against
+the loopback fake API: every trial is one /v1/messages request the fake answers with 100,000 input tokens of
+claude-sonnet-4-6 ($3 per million), so each costs exactly $0.30 and the requests the fake counts are the trials that
+ran. In every test what was spent stays within the cap."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.fakeapi import FakeAPI, Reply
+from tests.functional.project import Project, Run
+
+MESSAGES = "/v1/messages"
+PER_TRIAL = 0.30
+SPEC = '''\
+skill: skills/s
+agent: {kind: anthropic, model: claude-sonnet-4-6}
+trials: 3
+cases:
+  - id: one
+    prompt: say one
+    checks: [{type: contains, needle: hi}]
+  - id: two
+    prompt: say two
+    checks: [{type: contains, needle: hi}]
+'''
+# The price table's ceiling for a trial never run: 2 prompt tokens at $3/M and 8,192 tokens out at $15/M.
+PRICE_TABLE = (2 * 3 + 8192 * 15) / 1e6
+
+
+def tokens(usd: float) -> dict[str, int]:
+    return {"input_tokens": round(usd / 3 * 1e6), "output_tokens": 0}
+
+
+@pytest.fixture
+def api() -> Iterator[FakeAPI]:
+    with FakeAPI() as fake:
+        fake.default = Reply.text("hi", usage=tokens(PER_TRIAL))
+        yield fake
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Project:
+    return Project.empty(tmp_path / "p", {
+        "skills/s/SKILL.md": "---\nname: s\ndescription: says hi\n---\nSay hi.\n",
+        "s.eval.yaml": SPEC,
+    })
+
+
+def run(project: Project, api: FakeAPI, *args: str) -> tuple[Run, int]:
+    """`skillmake ARGS`, and how many trials it paid for (requests at the fake)."""
+    before = api.count(MESSAGES)
+    done = project.run(*args, env=api.anthropic_env(), check_views=False)
+    return done, api.count(MESSAGES) - before
+
+
+def spent(done: Run) -> float:
+    """What the closing line says the run spent ($0 when it names no cost)."""
+    m = re.search(r"spent [\d,]+ tokens \$([\d.]+)", done.out)
+    return float(m.group(1)) if m else 0.0
+
+
+def not_run(done: Run) -> list[str]:
+    return re.findall(r"(trial:\S+)\s+not run: spending cap", done.out)
+
+
+def test_a_run_estimated_over_the_cap_stops_before_any_call(project: Project, api: FakeAPI) -> None:
+    done, calls = run(project, api, "--max-cost", "0.50")
+    assert (done.code, calls) == (3, 0), done.out + done.err
+    lines = done.err.strip().splitlines()
+    assert len(lines) == 1, done.err
+    assert f"est. ${6 * PRICE_TABLE:.4f} for 6 trials" in lines[0] and "cap of $0.50" in lines[0]
+    assert "--spec NAME, -k EXPR" in lines[0] and "nothing was run" in lines[0]
+    assert not (project.root / ".skillmake" / "runs").exists()
+    # The same cap from the config refuses the same way; the command line beats it.
+    project.write("skillmake.toml", "max_cost = 0.5\n")
+    done, calls = run(project, api)
+    assert (done.code, calls) == (3, 0) and "cap of $0.50" in done.err
+    done, calls = run(project, api, "--max-cost", "2")
+    assert (done.code, calls) == (0, 6), done.out + done.err
+    assert spent(done) == pytest.approx(6 * PER_TRIAL) and spent(done) <= 2
+
+
+def test_no_trial_starts_that_would_cross_the_cap(project: Project, api: FakeAPI) -> None:
+    # The estimate ($0.74 from the price table) is within $1, so the run starts; the first trial costs $0.30 and
+    # from then on each is expected to cost that: the 4th would take $0.90 to $1.20, so it and later ones wait.
+    done, calls = run(project, api, "--max-cost", "1", "-j", "1")
+    assert (done.code, calls) == (6, 3), done.out + done.err
+    assert spent(done) == pytest.approx(3 * PER_TRIAL) and spent(done) <= 1
+    assert len(not_run(done)) == 3 and "3 trials not run: spending cap" in done.out
+    assert "spending cap $1.00 reached ($0.9000 spent): 3 trials not run: spending cap: s/" in done.out + done.err
+    ledger = json.loads((project.root / ".skillmake" / "budget.json").read_text())
+    assert sorted(ledger["capped"]) == sorted(c.removeprefix("trial:") for c in not_run(done))
+    assert ledger["spent"] <= 1 and ledger["held"] == {}
+    # A next run with room for the rest runs exactly the cells the cap left, and nothing else.
+    again, calls = run(project, api, "--max-cost", "1", "-j", "1")
+    assert (again.code, calls) == (0, 3), again.out + again.err
+    assert spent(again) == pytest.approx(0.9)
+
+
+def test_parallel_trials_count_what_the_running_ones_will_spend(project: Project, api: FakeAPI) -> None:
+    # History says $0.03 a trial; today each costs $0.30. Three start at once (-j 3) on the history; once one has
+    # cost $0.30, the running ones count at that too, so no fourth starts: $0.90 spent of a $1 cap, whatever order
+    # the threads finish in.
+    api.default = Reply.text("hi", usage=tokens(0.03))
+    first, calls = run(project, api)
+    assert (first.code, calls) == (0, 6), first.out + first.err
+    api.default = Reply.text("hi", usage=tokens(PER_TRIAL))
+    done, calls = run(project, api, "--resample", "--max-cost", "1", "-j", "3")
+    assert (done.code, calls) == (6, 3), done.out + done.err
+    assert spent(done) == pytest.approx(0.9) and len(not_run(done)) == 3
+
+
+def test_the_estimate_learns_from_stored_trials(project: Project, api: FakeAPI) -> None:
+    before = project.run("explain", env=api.anthropic_env())
+    assert f"[est. ${PRICE_TABLE:.4f} (price table: claude-sonnet-4-6, up to 8,192 tokens out)]" in before.out
+    first, calls = run(project, api)
+    assert (first.code, calls) == (0, 6)
+    project.replace("s.eval.yaml", "trials: 3", "trials: 5")  # 2 more per case: 4 trials
+    project.replace("s.eval.yaml", "  - id: two\n", "  - id: three\n    prompt: say three\n"
+                    "    checks: [{type: contains, needle: hi}]\n  - id: two\n")  # 5 trials of a new case
+    explained = project.run("explain", "--format", "json", env=api.anthropic_env())
+    stale = {s["cell"]: s for s in json.loads(explained.out)["stale"] if s["kind"] == "trial"}
+    assert stale["s/one/with_skill/3"]["estimate_usd"] == pytest.approx(PER_TRIAL)
+    assert stale["s/one/with_skill/3"]["estimate_basis"] == "mean of 3 stored trials of this case and arm"
+    assert stale["s/three/with_skill/0"]["estimate_basis"] == "mean of 6 stored trials of this agent and model"
+    assert json.loads(explained.out)["would_run"]["cost_usd"] == pytest.approx(9 * PER_TRIAL)
+    text = project.run("explain", env=api.anthropic_env()).out
+    assert "[est. $0.3000 (mean of 3 stored trials of this case and arm)]" in text
+    # The learned $2.70 is over $2.50: refused before any call; $2.70 fits $2.75, and all 9 run.
+    done, calls = run(project, api, "--max-cost", "2.50")
+    assert (done.code, calls) == (3, 0) and "est. $2.7000 for 9 trials" in done.err
+    done, calls = run(project, api, "--max-cost", "2.75")
+    assert (done.code, calls) == (0, 9), done.out + done.err
+    assert spent(done) == pytest.approx(2.7) and spent(done) <= 2.75
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "lots", "1e9", "nan"])
+def test_a_bad_cap_is_a_usage_error(project: Project, api: FakeAPI, value: str) -> None:
+    done, calls = run(project, api, f"--max-cost={value}")
+    assert (done.code, calls) == (3, 0)
+    assert "is not an amount of US dollars above 0" in done.err and "Traceback" not in done.err
