@@ -159,6 +159,7 @@ def load_config(root: str) -> Config:
                                          pointer="/tool"),
                             hint="drop the [tool.skillmake] header (that table is for pyproject.toml)")]
     errors += _store_errors(root, shown, text, table, data)
+    errors += _remote_errors(shown, text, table, data)
     if errors:
         raise ConfigErrors(errors)
     store = data.get("store")
@@ -193,6 +194,18 @@ def _store_errors(root: str, shown: str, text: str, table: tuple[str, ...], data
                       loc=Location(path=shown, line=line, col=col, pointer=f"{prefix}/store"),
                       hint=f"keep the store inside the project, or say it is meant: {STORE_OUTSIDE} = true (or list "
                            f"its folder in {ALLOWED_ROOTS_VAR}; see docs/paths.md)")]
+
+
+def _remote_errors(shown: str, text: str, table: tuple[str, ...], data: Any) -> list[SpecError]:
+    """`remote` is a URL (remote.py reads it through fsspec): a bare bucket or folder name is a located error."""
+    value = data.get("remote") if isinstance(data, dict) else None
+    if not isinstance(value, str) or not value.strip() or re.match(r"^[A-Za-z][A-Za-z0-9+.-]*://\S", value):
+        return []
+    prefix = "".join(f"/{key}" for key in table)
+    line, col = _positions(text, table)[0].get("/remote", (1, 1))
+    return [SpecError(f"remote {value!r} is not a URL",
+                      loc=Location(path=shown, line=line, col=col, pointer=f"{prefix}/remote"),
+                      hint="write s3://bucket/prefix (S3 or an S3-compatible server) or file:///shared/folder")]
 
 
 def _syntax_error(shown: str, exc: tomllib.TOMLDecodeError) -> SpecError:

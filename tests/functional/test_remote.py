@@ -149,8 +149,8 @@ def test_a_second_clone_sharing_a_bucket_costs_no_agent_and_no_judge_call(tmp_pa
 
 
 def test_offline_makes_no_remote_request(tmp_path: Path) -> None:
-    """--offline never connects; the same run without it does (so this test can fail), and an unreachable remote
-    costs one note, not a failed run."""
+    """--offline never connects, nor does a warm no-op with the remote configured; a cold run without --offline
+    does (so this test can fail), and an unreachable remote costs one note, not a failed run."""
     accepted: list[int] = []
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))
@@ -178,6 +178,9 @@ def test_offline_makes_no_remote_request(tmp_path: Path) -> None:
         offline = p.run("--offline", env=env)
         assert offline.code == 0, offline.out + offline.err
         assert accepted == [] and offline.agent_calls == 4
+        warm = p.run(env=env)  # the remote configured, the local store warm: a no-op sends no request
+        assert warm.code == 0 and "nothing stale" in warm.out, warm.out + warm.err
+        assert accepted == []
         shutil.rmtree(p.root / ".skillmake")
         online = p.run(env=env)
         assert online.code == 0, online.out + online.err  # the remote is a cache: losing it costs nothing more
