@@ -142,7 +142,8 @@ def test_explain_json_and_run_settings(project: Project) -> None:
     assert payload["would_run"] == {"trials": 18, "grades": 18, "judge_calls": 0, "trigger_trials": 0,
                                     "cost_usd": 0.0}
     assert payload["stale"][0] == {"task": "trial:beta/four/with_skill/0", "kind": "trial",
-                                   "cell": "beta/four/with_skill/0", "reasons": ["new"]}
+                                   "cell": "beta/four/with_skill/0", "reasons": ["new"], "estimate_usd": 0.0,
+                                   "estimate_basis": "command agent: no model call it reports"}
     assert payload["overrides"] == ["trials: 3 (command line)"]
     text = project.run("explain", "--trials", "3", "beta", check_views=False)
     assert text.out.splitlines()[0] == "run setting trials: 3 (command line)"
