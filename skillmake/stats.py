@@ -239,3 +239,39 @@ def paired_delta(pairs: Sequence[tuple[float, float]], *, z: float = Z95) -> Pai
     se = math.sqrt(var / n)
     return PairedDelta(cases=n, mean=mean, se=se,
                        interval=Interval(low=max(-1.0, mean - z * se), high=min(1.0, mean + z * se)))
+
+
+# --- anytime-valid decisions (adaptive trials, docs/statistics.md) ----------------------------------------------
+
+def _log_beta(a: float, b: float) -> float:
+    return math.lgamma(a) + math.lgamma(b) - math.lgamma(a + b)
+
+
+JEFFREYS = (0.5, 0.5)  # the mixing prior: neutral, and quicker than the uniform one to decide a rate near 0 or 1
+
+
+def mixture_log_wealth(successes: int, n: int, p: float, *, prior: tuple[float, float] = JEFFREYS) -> float:
+    """log M_n(p): the Beta(a, b) mixture martingale against "the pass rate is p" after `successes` of `n` trials,
+    M_n(p) = [B(a + s, b + n − s) / B(a, b)] / [p^s (1 − p)^(n − s)] (Robbins 1970). Under the true p it is a
+    nonnegative martingale with mean 1, so by Ville's inequality it ever reaches 1/α with chance at most α,
+    however often it is looked at: {p : M_n(p) < 1/α} is an anytime-valid 1 − α confidence sequence."""
+    if not 0 <= successes <= n:
+        raise ValueError(f"need 0 <= successes <= n, got {successes}, {n}")
+    if not 0.0 < p < 1.0:
+        raise ValueError(f"p must be in (0, 1), got {p}")
+    a, b = prior
+    return (_log_beta(a + successes, b + n - successes) - _log_beta(a, b)
+            - successes * math.log(p) - (n - successes) * math.log1p(-p))
+
+
+def sequential_decision(successes: int, n: int, threshold: float, *, alpha: float = 0.05,
+                        prior: tuple[float, float] = JEFFREYS) -> str | None:
+    """"above" when the confidence sequence lies entirely above `threshold`, "below" when entirely below, else
+    None (keep sampling). The likelihood p^s(1 − p)^(n − s) rises up to s/n and falls after it, so M_n(p) is
+    smallest at the end of a side nearest s/n: the sequence clears the threshold exactly when s/n is on one side
+    of it and M_n(threshold) ≥ 1/α. Stopping at the first decision is wrong with chance at most α."""
+    if n == 0 or successes == threshold * n:
+        return None
+    if mixture_log_wealth(successes, n, threshold, prior=prior) < math.log(1 / alpha):
+        return None
+    return "above" if successes > threshold * n else "below"

@@ -13,7 +13,7 @@ from skillmake.model import WITH_SKILL, WITHOUT_SKILL, Thresholds
 from skillmake.results.report import ci_text, paired_baseline, rate_ci
 from skillmake.results.thresholds import bound_gate, evaluate_thresholds
 from skillmake.results.triggers import _ci as trigger_ci
-from skillmake.stats import paired_delta, wilson, wilson_interval
+from skillmake.stats import mixture_log_wealth, paired_delta, sequential_decision, wilson, wilson_interval
 
 Z = 1.959963984540054  # Φ⁻¹(0.975), written here rather than imported
 
@@ -174,3 +174,46 @@ def test_evaluate_thresholds_keeps_the_point_by_default_and_uses_the_bound_when_
     lower = evaluate_thresholds(_Spec(Thresholds(min_pass_rate=0.8, min_pass_rate_on="lower")),  # type: ignore[arg-type]
                                 report)
     assert [(v.passed, v.bound) for v in lower] == [(False, "lower")]
+
+
+# --- the anytime-valid confidence sequence (adaptive trials' decision rule) ----------------------------------------
+
+def test_mixture_wealth_by_hand() -> None:
+    # Jeffreys Beta(1/2, 1/2) mixture after 10 passes of 10, against p = 0.8:
+    # B(10.5, 0.5) / B(0.5, 0.5) / 0.8^10, with B(x, y) = Γ(x)Γ(y)/Γ(x + y) and B(1/2, 1/2) = π.
+    beta = math.gamma(10.5) * math.gamma(0.5) / math.gamma(11.0)
+    wealth = beta / math.pi / 0.8**10
+    assert mixture_log_wealth(10, 10, 0.8) == pytest.approx(math.log(wealth))
+    assert wealth == pytest.approx(1.64, abs=0.01)  # 10/10 is far from clearing 0.8 at α = 0.05 (wealth 20) …
+    assert sequential_decision(10, 10, 0.8) is None
+
+    def all_pass(n: int) -> float:  # B(n + 1/2, 1/2) / π / 0.8^n
+        return math.gamma(n + 0.5) * math.gamma(0.5) / math.gamma(n + 1.0) / math.pi / 0.8**n
+
+    # … 23/23 is not enough (19.8), 24/24 is (24.3): the price of being allowed to look after every trial.
+    assert all_pass(23) < 20 <= all_pass(24)
+    assert sequential_decision(23, 23, 0.8) is None and sequential_decision(24, 24, 0.8) == "above"
+    assert sequential_decision(0, 8, 0.8) == "below"
+    assert sequential_decision(8, 10, 0.8) is None  # on the threshold: never decided
+    assert sequential_decision(0, 0, 0.8) is None
+
+
+def test_stopping_at_the_first_decision_is_wrong_at_most_alpha_of_the_time() -> None:
+    # At p = threshold every decision is wrong: checked after every trial up to 60, the share decided stays ≤ α,
+    # where stopping as soon as a 95% Wilson interval clears the threshold ("peeking") goes well past it.
+    import random
+
+    rng = random.Random(7)
+    runs, wrong, peeked = 2000, 0, 0
+    for _ in range(runs):
+        s = 0
+        decided = peeking = False
+        for n in range(1, 61):
+            s += rng.random() < 0.8
+            decided = decided or sequential_decision(s, n, 0.8) is not None
+            low, high = wilson(s / n, n)
+            peeking = peeking or (n >= 3 and (low > 0.8 or high < 0.8))
+        wrong += decided
+        peeked += peeking
+    assert wrong / runs <= 0.05
+    assert peeked / runs > 0.1
