@@ -84,6 +84,10 @@ class Remote:
         self._drained = False
         self._noted: set[str] = set()
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        """A worker process gets a fresh remote of the same URL (no lock, no client, no cache of this process)."""
+        return (Remote, (self.url,), None)
+
     # --- the file system ---------------------------------------------------------------------------------------
 
     @property
