@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..results.report import report_digest
+from ..results.report import ci_text, report_digest
 from . import data
 from .compare import RunComparison
 from .html import Links, Rendered, badge, crumbs, delta, e, num, page, table
@@ -46,9 +46,11 @@ def render(name: str, comparison: RunComparison | None, *, served: bool, token: 
                          "</p>"))
     arms_rows = []
     for arm, block in after["arms"].items():
-        old = (before.get("arms") or {}).get(arm, {}).get("pass_rate")
-        arms_rows.append(f"<tr><td>{e(arm)}</td><td class='num'>{num(old)}</td><td class='num'>"
-                         f"{num(block['pass_rate'])}</td><td class='num'>"
+        old_block = (before.get("arms") or {}).get(arm, {})
+        old = old_block.get("pass_rate")
+        # Each side's 95% Wilson interval beside its rate: two runs whose intervals overlap may not differ at all.
+        arms_rows.append(f"<tr><td>{e(arm)}</td><td class='num'>{num(old)}{_ci(old_block)}</td><td class='num'>"
+                         f"{num(block['pass_rate'])}{_ci(block)}</td><td class='num'>"
                          f"{delta(None if old is None or block['pass_rate'] is None else block['pass_rate'] - old)}"
                          "</td></tr>")
     parts.append("<h2>Arms</h2>" + table(["arm", "older", "newer", "Δ"], arms_rows))
@@ -68,3 +70,8 @@ def render(name: str, comparison: RunComparison | None, *, served: bool, token: 
                     else '<p class="mute">No cell changed.</p>'))
     return Rendered(page(title=f"{name}: compare", body="".join(parts), links=links, served=served, token=token,
                          meta={"skillmake-spec": name, "skillmake-base": links.base}), links)
+
+
+def _ci(block: Any) -> str:
+    text = ci_text(block.get("pass_rate_ci")) if isinstance(block, dict) else ""
+    return f' <span class="ci mute">{text}</span>' if text else ""

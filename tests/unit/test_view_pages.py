@@ -207,6 +207,9 @@ def test_two_runs_compare_with_explain_reasons(tmp_path: Path) -> None:
     assert page is not None
     assert "skill file SKILL.md changed" in page.html and "case-0000" in page.html
     assert "1.00 → 0.00" in page.html
+    # Each side's arm rate with its 95% Wilson interval: the older run's with_skill passed 2/2.
+    assert first["arms"]["with_skill"]["passed"] == first["arms"]["with_skill"]["n"] == 2
+    assert '1.00 <span class="ci mute">[0.34, 1.00]</span>' in page.html
 
 
 def test_static_export_is_self_contained_and_incremental(tmp_path: Path) -> None:
