@@ -17,7 +17,6 @@ import os
 import secrets
 import threading
 from collections.abc import Callable, Iterable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -315,6 +314,8 @@ class Remote:
     def parallel(self, fn: Callable[[Any], Any], items: list[Any]) -> list[Any]:
         if len(items) <= 1:
             return [fn(i) for i in items]
+        from concurrent.futures import ThreadPoolExecutor  # ~6 ms: only when something moves
+
         with ThreadPoolExecutor(max_workers=min(self.workers, len(items)),
                                 thread_name_prefix="skillmake-remote") as pool:
             return list(pool.map(fn, items))
