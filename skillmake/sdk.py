@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import sys
+import threading
+from collections.abc import Iterable
 from types import ModuleType
 
 from .errors import SkillmakeError
@@ -42,3 +45,32 @@ def available(name: str) -> bool:
         return importlib.util.find_spec(name) is not None
     except (ImportError, ValueError):  # a None placeholder in sys.modules (blocked), or a broken parent
         return False
+
+
+_WARMING: dict[str, threading.Thread] = {}
+_WARMING_LOCK = threading.Lock()
+
+
+def warm(names: Iterable[str]) -> None:
+    """Start importing each SDK of `names` that this process has not imported, once, in a thread of its own.
+
+    Importing anthropic costs ~1.6 s: a run starts it when its first trial that will be graded by (or run on) the
+    SDK starts, so the import overlaps the agent's run instead of delaying the first grade, and no worker waits
+    for it behind a lock of ours (a grade that needs the SDK sooner waits on Python's module lock, as for its own
+    import). An SDK that is not installed, or fails to import, is left to `load` to report where it is needed."""
+    for name in names:
+        if name not in SDKS or name in sys.modules:
+            continue
+        with _WARMING_LOCK:
+            if name in _WARMING or not available(name):
+                continue
+            thread = _WARMING[name] = threading.Thread(target=_import_quietly, args=(name,), daemon=True,
+                                                       name=f"skillmake: import {name}")
+        thread.start()
+
+
+def _import_quietly(name: str) -> None:
+    try:
+        importlib.import_module(name)
+    except Exception:  # `load` imports it again where it is needed, and says what is wrong
+        pass
