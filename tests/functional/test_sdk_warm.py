@@ -43,9 +43,11 @@ log = open(sys.argv[1], "a", buffering=1)
 class Seen:  # asked first for every module not imported yet (finds none itself): an import, or find_spec's look
     @staticmethod
     def find_spec(name, path=None, target=None):
-        looking = sys._getframe(2).f_code.co_filename in ("<frozen importlib.util>", importlib.util.__file__)  # sdk.available
+        caller = sys._getframe(2).f_code.co_filename
+        looking = caller in ("<frozen importlib.util>", importlib.util.__file__)  # sdk.available: no import
         if name in ("anthropic", "openai") and not looking:
-            log.write(json.dumps({"import": name, "t": time.monotonic(), "thread": threading.current_thread().name}) + "\\n")
+            seen = {"import": name, "t": time.monotonic(), "thread": threading.current_thread().name}
+            log.write(json.dumps(seen) + "\\n")
         return None
 sys.meta_path.insert(0, Seen)
 import skillmake.grade as grading
