@@ -293,3 +293,38 @@ def stop_note(project: Project) -> str | None:
     shown = ", ".join(cells[:10]) + (f" and {len(cells) - 10} more" if len(cells) > 10 else "")
     return (f"spending cap ${found[0].cap:.2f} reached (${state['spent']:.4f} spent): {len(cells)} trials "
             f"{NOT_RUN}: {shown}")
+
+
+_JUDGE = "judge calls"  # the ledger's in-run mean for a command's judge calls
+
+
+class Gate:
+    """The cap for a command that makes model calls outside doit (rejudge): each call is admitted on its cell's
+    estimate (Estimator.grade) and settled with what its record says it cost."""
+
+    def __init__(self, project: Project) -> None:
+        found = for_run(project)
+        assert found is not None, "a Gate needs a cap (budget.for_run)"
+        self.ledger, self.estimator = found
+
+    def estimate(self, cell: Any) -> float:
+        return self.estimator.grade(cell, judge_calls=1).usd or 0.0
+
+    def admit(self, name: str, cell: Any) -> bool:
+        return self.ledger.admit(name, self.estimate(cell), agent=_JUDGE).admitted
+
+    def settle(self, name: str, record: dict[str, Any] | None) -> None:
+        """What the call cost; a call that was made teaches the in-run mean the later ones count at."""
+        self.ledger.settle(name, _cost(record) or 0.0, agent=_JUDGE if record is not None else None)
+
+    def note(self) -> str | None:
+        state = self.ledger.summary()
+        if not state["capped"]:
+            return None
+        return (f"spending cap ${self.ledger.cap:.2f} reached (${state['spent']:.4f} spent): {len(state['capped'])} "
+                f"judge calls {NOT_RUN}")
+
+
+def gate(project: Project) -> Gate | None:
+    """A Gate for this run, or None when no cap is set."""
+    return Gate(project) if for_run(project) is not None else None

@@ -23,9 +23,9 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from .. import atomic
+from .. import atomic, budget
 from ..console import write_line
-from ..errors import EXIT_INVALID, EXIT_OK, EXIT_USAGE, SkillmakeError, UsageError
+from ..errors import EXIT_CAPPED, EXIT_INVALID, EXIT_OK, EXIT_USAGE, SkillmakeError, UsageError
 from ..judges import noise_report, repeats
 from ..model import Arm, Case, Spec
 from ..project import Project
@@ -72,6 +72,8 @@ def _parser() -> _Parser:
                         help="call a criterion stable while at most this share of its cells flip (default 0)")
     parser.add_argument("--judge-model", metavar="M", help="the judges' model, for this command only")
     parser.add_argument("--judge-provider", metavar="P", help="the judges' provider, for this command only")
+    parser.add_argument("--max-cost", metavar="USD", help="a spending cap in US dollars: refuse to start when the "
+                        "estimate is over it (exit 3), make no call that would cross it (exit 6)")
     return parser
 
 
@@ -156,7 +158,8 @@ class _Options:
             select.parse(opts.k)  # a bad expression is refused before anything loads, as a run refuses it
         return cls(n=n, specs=tuple(opts.specs), k=opts.k, tags=tuple(t for t in opts.tags if t), failed=opts.failed,
                    cases=tuple(opts.cases), format=opts.format, jobs=opts.jobs, max_flip_rate=opts.max_flip_rate,
-                   judge={"judge_model": opts.judge_model, "judge_provider": opts.judge_provider})
+                   judge={"judge_model": opts.judge_model, "judge_provider": opts.judge_provider,
+                          "max_cost": opts.max_cost})
 
     def selection(self) -> str | None:
         bits = [f"-k {self.k!r}"] if self.k else []
@@ -221,6 +224,15 @@ def _rejudge(opts: _Options) -> int:
         if problems:  # before any call, as a run stops before any trial
             write_line(sys.stderr, "\n".join(f"skillmake: {p}" for p in problems))
             return EXIT_USAGE
+        work.gate = budget.gate(project)
+        if work.gate is not None:  # before any call: the stored grades' mean cost, per judging to make
+            estimate = sum(work.gate.estimate(work.cells[key]) for key, _ in work.todo)
+            if estimate > work.gate.ledger.cap + 1e-9:
+                write_line(sys.stderr, f"skillmake: rejudge: {len(work.todo)} judgings would cost est. ${estimate:.4f} "
+                                       f"(mean of the stored grades), over the spending cap of "
+                                       f"${work.gate.ledger.cap:.2f}; nothing was judged — ask for fewer repeats, "
+                                       f"narrow the cells (SPEC, -k, --tag, --case) or raise --max-cost")
+                return EXIT_USAGE
         jobs = opts.jobs or (project.config.jobs if project.config and project.config.jobs else 4)
         grades = len({key for key, _ in work.todo})
         write_line(sys.stderr, f"rejudge: {len(work.todo)} judging(s) to make for {grades} distinct output(s), "
@@ -258,6 +270,10 @@ def _rejudge(opts: _Options) -> int:
         lines.append(f"judge calls: {total['made']} made, {total['reused']} reused from the store; 0 agent calls")
         for line in lines:
             write_line(sys.stdout, line)
+    note = work.gate.note() if work.gate is not None else None
+    if note is not None:
+        write_line(sys.stderr, f"skillmake: rejudge: {note}")
+        return EXIT_CAPPED
     return EXIT_INVALID if broken else EXIT_OK
 
 

@@ -125,6 +125,7 @@ class Gathered:
     reused: set[tuple[str, int]] = field(default_factory=set)
     made: dict[tuple[str, int], int] = field(default_factory=dict)  # requests made for it
     todo: list[tuple[str, int]] = field(default_factory=list)
+    gate: Any = None  # budget.Gate: each call admitted under the spending cap, then settled; None: no cap
 
     def run(self, project: Project, jobs: int) -> None:
         """Judge everything in `todo`, `jobs` calls at a time."""
@@ -148,15 +149,24 @@ class Gathered:
         from .. import grade
 
         cell = self.cells[key]
+        name = f"{cell.name}#{r}"
+        if self.gate is not None and not self.gate.admit(name, cell):  # the cap: this call and later ones wait
+            return (), 0, "not run: spending cap"
         try:
             if r == 0:  # the grade itself, as a run makes it (and stores it: the next run reuses it)
                 run = grade.execute(project, cell.spec, cell.case, cell.arm, cell.k, cell.trial)
+                if self.gate is not None:
+                    self.gate.settle(name, run.record if run.ran else None)
                 if run.record["outcome"] not in grade.CACHEABLE:
                     return (), run.judge_calls, run.record.get("error") or run.record["outcome"]
                 return judged(run.record), run.judge_calls, None
             done = judge_again(project, cell.spec, cell.case, cell.trial, grade_key=key, repeat=r)
         except SkillmakeError as exc:
+            if self.gate is not None:
+                self.gate.settle(name, None)
             return (), 0, exc.render()
+        if self.gate is not None:
+            self.gate.settle(name, done.record)
         return judged(done.record), done.requests, done.record["error"]
 
     def verdicts(self, cell: Cell) -> CellVerdicts:

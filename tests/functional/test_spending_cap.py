@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.fakeapi import FakeAPI, Reply
-from tests.functional.project import Project, Run
+from tests.functional.project import AGENT, Project, Run
 
 MESSAGES = "/v1/messages"
 PER_TRIAL = 0.30
@@ -145,3 +145,40 @@ def test_a_bad_cap_is_a_usage_error(project: Project, api: FakeAPI, value: str) 
     done, calls = run(project, api, f"--max-cost={value}")
     assert (done.code, calls) == (3, 0)
     assert "is not an amount of US dollars above 0" in done.err and "Traceback" not in done.err
+
+
+JUDGED = '''\
+skill: skills/s
+agent: {kind: command, command: [python3, agent.py]}
+trials: 3
+judge: {provider: anthropic, model: claude-sonnet-4-6}
+cases:
+  - id: greet
+    prompt: say hello
+    rubric: Is the greeting friendly?
+'''
+
+
+def verdict(usd: float) -> Reply:
+    return Reply.tool_use("record_verdict", {"score": 5, "reason": "friendly"}, usage=tokens(usd))
+
+
+def test_rejudge_honours_the_cap(tmp_path: Path, api: FakeAPI) -> None:
+    project = Project.empty(tmp_path / "p", {
+        "agent.py": AGENT,
+        "skills/s/SKILL.md": "---\nname: s\ndescription: says hi\n---\nSay hi.\n",
+        "s.eval.yaml": JUDGED,
+    })
+    api.default = verdict(0.01)  # the stored grades cost $0.01 each
+    first, calls = run(project, api)
+    assert (first.code, calls, first.agent_calls) == (0, 3, 3), first.out + first.err
+    # 15 judgings at the stored $0.01 are $0.15: over $0.10, refused before any call.
+    done, calls = run(project, api, "rejudge", "5", "--max-cost", "0.10")
+    assert (done.code, calls) == (3, 0), done.out + done.err
+    assert "15 judgings would cost est. $0.1500" in done.err and "cap of $0.10" in done.err
+    # Within $0.35 on the estimate; today each call costs $0.10: after the first, each counts at that, so the 4th
+    # would reach $0.40 and no call starts from there.
+    api.default = verdict(0.10)
+    done, calls = run(project, api, "rejudge", "5", "--max-cost", "0.35", "-j", "1")
+    assert (done.code, calls) == (6, 3), done.out + done.err
+    assert "spending cap $0.35 reached ($0.3000 spent): 12 judge calls not run: spending cap" in done.err
