@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import orjson
@@ -41,6 +41,7 @@ def push_main(args: Sequence[str]) -> int:
     sent = 0
     for i in range(0, len(records), BATCH):
         sent += remote.push(records[i:i + BATCH], project.store, skip_present=True)
+        _progress("push", min(i + BATCH, len(records)), len(records))
     _say_notes(remote)
     write_line(sys.stdout, f"skillmake: pushed {sent} of {len(records)} results to {remote.shown} "
                            f"({_size(remote.stats.uploaded_bytes)} sent; the rest were there already)")
@@ -65,16 +66,29 @@ def pull_main(args: Sequence[str]) -> int:
     before = remote.stats.fetched_records
     store = project.store
     trials = {item.tkey.key for spec in specs for item in plan_spec(project, spec).items}
-    remote.parallel(lambda key: store.get_action(key, schema=TRIAL_SCHEMA), sorted(trials))
+    _fetch_all(remote, sorted(trials), lambda key: store.get_action(key, schema=TRIAL_SCHEMA), "pull trials")
     # The grade keys follow from the trials' outputs: plan again now that the trials are here.
     grades = {item.grade_key for spec in specs for item in plan_spec(project, spec).items if item.grade_key}
-    remote.parallel(lambda key: store.get_action(key, schema=GRADE_SCHEMA), sorted(grades))
+    _fetch_all(remote, sorted(grades), lambda key: store.get_action(key, schema=GRADE_SCHEMA), "pull grades")
     have = sum(1 for key in (*trials, *grades) if store.action_path(key).exists())
     _say_notes(remote)
     write_line(sys.stdout, f"skillmake: pulled {remote.stats.fetched_records - before} results from {remote.shown} "
                            f"({_size(remote.stats.downloaded_bytes)}); {have} of {len(trials) + len(grades)} "
                            "trials and grades the specs name are stored here now")
     return EXIT_OK
+
+
+def _fetch_all(remote: Remote, keys: list[str], fetch: Callable[[str], object], what: str) -> None:
+    for i in range(0, len(keys), BATCH):
+        remote.parallel(fetch, keys[i:i + BATCH])
+        _progress(what, min(i + BATCH, len(keys)), len(keys))
+
+
+def _progress(what: str, done: int, total: int) -> None:
+    """`push 512/1200` on one line of a terminal (nothing when stderr is a file or a pipe)."""
+    if sys.stderr.isatty():
+        sys.stderr.write(f"\r{what} {done}/{total}" + ("\n" if done >= total else ""))
+        sys.stderr.flush()
 
 
 def _open() -> tuple[Project, Remote]:
