@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
@@ -51,3 +52,19 @@ def test_push_and_pull_say_there_is_no_remote(tmp_path: Path) -> None:
     for command in ("push", "pull"):
         run = p.run("--offline", command, check_views=False)
         assert run.code == 3 and "no remote store (--offline" in run.err, run.err
+
+
+def test_a_remote_in_the_config_costs_validate_and_a_warm_no_op_no_fsspec_import(tmp_path: Path) -> None:
+    """The remote is made on its first request: the editor-save path and a warm no-op never import fsspec."""
+    p = Project.empty(tmp_path / "p", {
+        "skillmake.toml": 'remote = "s3://team-bucket/evals"\n',
+        "skills/s/SKILL.md": "---\nname: s\ndescription: d\n---\nbody\n",
+        "t.eval.yaml": "skill: skills/s\nagent: {kind: command, command: [echo, hi]}\ncases:\n"
+                       "  - {id: a, prompt: p, checks: [{type: contains, needle: hi}]}\n"})
+    assert p.run("--offline").code == 0  # fills the local store without the remote
+    for args in (("validate", "t.eval.yaml"), ()):
+        run = p.run(*args, cmd=[sys.executable, "-X", "importtime", "-m", "skillmake", *args], check_views=False)
+        assert run.code == 0, run.out + run.err
+        imported = {line.rsplit("|", 1)[-1].strip() for line in run.err.splitlines() if "|" in line}
+        assert "skillmake.remote" in imported or args, imported  # the run path did load the remote module…
+        assert not {m for m in imported if m.split(".")[0] in ("fsspec", "s3fs", "botocore", "aiobotocore")}
