@@ -299,8 +299,8 @@ _JUDGE = "judge calls"  # the ledger's in-run mean for a command's judge calls
 
 
 class Gate:
-    """The cap for a command that makes model calls outside doit (rejudge): each call is admitted on its cell's
-    estimate (Estimator.grade) and settled with what its record says it cost."""
+    """The cap for a command that makes model calls outside doit (rejudge, compare): each call is admitted on its
+    estimate (Estimator.grade for a re-judging, Estimator.trial for a trial) and settled with what it cost."""
 
     def __init__(self, project: Project) -> None:
         found = for_run(project)
@@ -317,12 +317,26 @@ class Gate:
         """What the call cost; a call that was made teaches the in-run mean the later ones count at."""
         self.ledger.settle(name, _cost(record) or 0.0, agent=_JUDGE if record is not None else None)
 
-    def note(self) -> str | None:
+    def note(self, what: str = "judge calls") -> str | None:
         state = self.ledger.summary()
         if not state["capped"]:
             return None
         return (f"spending cap ${self.ledger.cap:.2f} reached (${state['spent']:.4f} spent): {len(state['capped'])} "
-                f"judge calls {NOT_RUN}")
+                f"{what} {NOT_RUN}")
+
+    def admit_trial(self, name: str, item: Any) -> bool:
+        """A trial outside doit (compare's missing trials): `item` has spec, case, arm and tkey, as a plan's Item."""
+        return self.ledger.admit(name, self.estimator.trial(item).usd or 0.0, agent=item.tkey.agent.digest).admitted
+
+    def settle_trial(self, name: str, item: Any, record: dict[str, Any] | None) -> None:
+        self.ledger.settle(name, _cost(record) or 0.0, agent=item.tkey.agent.digest if record is not None else None)
+
+    def admit_call(self, name: str) -> bool:
+        """A judge call whose cost nothing stored tells (compare's pairs): it counts at this run's mean."""
+        return self.ledger.admit(name, 0.0, agent=_JUDGE).admitted
+
+    def settle_call(self, name: str, cost: float | None, *, made: bool) -> None:
+        self.ledger.settle(name, cost or 0.0, agent=_JUDGE if made else None)
 
 
 def gate(project: Project) -> Gate | None:

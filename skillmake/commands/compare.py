@@ -11,12 +11,13 @@ import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from types import SimpleNamespace
 
 import orjson
 
-from .. import fstree, overrides, runlock
+from .. import budget, fstree, overrides, runlock
 from ..console import write_line
-from ..errors import EXIT_FAILED, EXIT_INVALID, EXIT_OK, UsageError
+from ..errors import EXIT_CAPPED, EXIT_FAILED, EXIT_INVALID, EXIT_OK, EXIT_USAGE, UsageError
 from ..model import Case, Spec
 from ..project import Project
 from . import argv as cmdline
@@ -31,6 +32,9 @@ OPTIONS = (
     cmdline.Opt("", "judge-model", "judge_model", "value", help="the comparing judge's model", metavar="M"),
     cmdline.Opt("", "judge-provider", "judge_provider", "value", help="the comparing judge's provider", metavar="P"),
     cmdline.Opt("j", "jobs", "jobs", "value", help="judge calls at once (default 4)", metavar="N"),
+    cmdline.Opt("", "max-cost", "max_cost", "value", help="a spending cap in US dollars: refuse to start when the "
+                "missing trials' estimate is over it (exit 3), start no trial or judge call that would cross it "
+                "(exit 6)", metavar="USD"),
     cmdline.Opt("", "format", "format", "value", help="text (default), or json: the result file's content",
                 metavar="FORMAT"),
     cmdline.Opt("o", "output", "output", "value", help="also write the result (JSON) to FILE", metavar="FILE"),
@@ -53,7 +57,7 @@ outputs' content, so a rerun asks nothing and a new case asks only about its own
 
 Writes .skillmake/reports/<spec>/comparisons/<a>-vs-<b>.json (schemas/comparison.schema.json).
 Exit: 0 every pair judged; 1 some pair could not be (a trial error or a judge error); 2 invalid spec;
-3 usage; 5 no spec found."""
+3 usage (or the missing trials' estimate is over --max-cost); 5 no spec found; 6 the spending cap stopped it."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -68,6 +72,7 @@ class Options:
     jobs: int = 4
     format: str = "text"
     output: str | None = None
+    max_cost: str | None = None
 
 
 def main(args: list[str]) -> int:
@@ -91,14 +96,14 @@ def parse(args: list[str]) -> Options | None:
                    cases=tuple(values.get("cases") or ()), against=values.get("against"),
                    previous=bool(values.get("previous")), judge_model=values.get("judge_model"),
                    judge_provider=values.get("judge_provider"), jobs=int(jobs), format=fmt,
-                   output=values.get("output"))
+                   output=values.get("output"), max_cost=values.get("max_cost"))
 
 
 def run(opts: Options) -> int:
     from ..config import find_root
     from ..project import new_run_id
 
-    given = {"judge_model": opts.judge_model, "judge_provider": opts.judge_provider}
+    given = {"judge_model": opts.judge_model, "judge_provider": opts.judge_provider, "max_cost": opts.max_cost}
     overrides.set_command_line({k: v for k, v in given.items() if v})  # the judge follows, as in a run
     project = Project.open(find_root())
     spec = _spec(project, opts.spec)
@@ -127,11 +132,21 @@ def _compare(project: Project, spec: Spec, cases: list[Case], opts: Options, *, 
     sides = {"A": a, "B": b}
     preflight.check_choice(spec, cases)
     cells = outputs.plan(project, sides, cases, spec.trials)
+    gate = budget.gate(project)
     if cells.missing:
         preflight.check_judge(spec, cases)  # before paying for any trial: the comparison would end without a verdict
+        if gate is not None:  # before any call: the missing trials' estimate against the cap
+            estimate = sum(gate.estimator.trial(SimpleNamespace(spec=sides[c.side].spec, case=c.case,
+                                                                arm=sides[c.side].arm, tkey=c.tkey)).usd or 0.0
+                           for c in cells.missing)
+            if estimate > gate.ledger.cap + 1e-9:
+                _err(f"{len(cells.missing)} trial(s) to run would cost est. ${estimate:.4f}, over "
+                     f"the spending cap of ${gate.ledger.cap:.2f}; nothing was run — compare fewer cases (-k CASE) "
+                     f"or raise --max-cost")
+                return EXIT_USAGE
         _err(f"running {len(cells.missing)} trial(s); {cells.reused} reused from the store")
-    outputs.run_missing(project, sides, cells, say=_err)
-    judging = pairs.judge(project, spec, cases, cells, trials=spec.trials, jobs=opts.jobs, say=_err)
+    outputs.run_missing(project, sides, cells, say=_err, gate=gate)
+    judging = pairs.judge(project, spec, cases, cells, trials=spec.trials, jobs=opts.jobs, say=_err, gate=gate)
     now = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
     data = document.build(spec, a, b, judging, cells, generated=now, run_id=run_id)
     path = document.path_of(project.reports_dir, spec, a, b)
@@ -143,6 +158,10 @@ def _compare(project: Project, spec: Spec, cases: list[Case], opts: Options, *, 
     else:
         for line in table.render(data, written=os.path.relpath(path, project.root)):
             write_line(sys.stdout, line)
+    note = gate.note("trials or judge calls") if gate is not None else None
+    if note is not None:
+        _err(note)
+        return EXIT_CAPPED
     return EXIT_FAILED if data["summary"]["unjudged"] else EXIT_OK
 
 

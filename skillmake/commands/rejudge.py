@@ -54,7 +54,8 @@ def _parser() -> _Parser:
                                  "minority share, Fleiss' kappa across cells, and the score's spread.",
                      epilog="repeats are cached: asking for the same N again costs no judge call. Writes "
                             ".skillmake/reports/<spec>/judge-noise.json. Exit 0 whatever the noise; 2 an invalid "
-                            "spec, 3 a bad command line or a judge without credentials, 5 no spec. Every command "
+                            "spec, 3 a bad command line, a judge without credentials or an estimate over --max-cost, 5 "
+                            "no spec, 6 the spending cap stopped it. Every command "
                             "also takes --root DIR, --color and --no-color.")
     parser.add_argument("n", metavar="N", help="how many more times to judge each stored output (≥ 1)")
     parser.add_argument("specs", nargs="*", metavar="SPEC", help="spec names or files (default: every spec)")

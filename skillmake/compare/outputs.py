@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from types import SimpleNamespace
 from typing import Any
 
 from .. import trial
@@ -63,8 +64,9 @@ def plan(project: Project, sides: Mapping[str, Side], cases: Iterable[Case], tri
 
 
 def run_missing(project: Project, sides: Mapping[str, Side], cells: Cells, *,
-                say: Callable[[str], None] = lambda _: None) -> None:
-    """Run the cells that have no stored result (trial.execute: one execution per key, then stored)."""
+                say: Callable[[str], None] = lambda _: None, gate: Any = None) -> None:
+    """Run the cells that have no stored result (trial.execute: one execution per key, then stored). `gate`: a
+    budget.Gate; a trial it does not admit (the spending cap) stays missing."""
     blocked = [c for c in cells.missing if not sides[c.side].runnable]
     if blocked:
         side = sides[blocked[0].side]
@@ -76,9 +78,15 @@ def run_missing(project: Project, sides: Mapping[str, Side], cells: Cells, *,
                                 "holding it); its stored trials serve only the cases and trials it ran")
     for cell in cells.missing:
         side = sides[cell.side]
-        say(f"running trial {cell.case.id}/{side.label}/{cell.k}")
+        name = f"{cell.case.id}/{side.label}/{cell.k}"
+        item = SimpleNamespace(spec=side.spec, case=cell.case, arm=side.arm, tkey=cell.tkey)
+        if gate is not None and not gate.admit_trial(name, item):
+            continue
+        say(f"running trial {name}")
         run = trial.execute(project, side.spec, cell.case, side.arm, cell.k, cell.tkey)
         cell.record, cell.ran = run.record, run.ran
+        if gate is not None:
+            gate.settle_trial(name, item, run.record if run.ran else None)
 
 
 def problem(cell: Cell) -> str | None:

@@ -103,8 +103,9 @@ class _Row:
 
 
 def judge(project: Project, spec: Spec, cases: Sequence[Case], cells: Cells, *, trials: int, jobs: int = 4,
-          say: Callable[[str], None] = lambda _: None) -> Judging:
-    """Judge every pair of `cells` (sides "A" and "B") for `cases`, in both orders."""
+          say: Callable[[str], None] = lambda _: None, gate: Any = None) -> Judging:
+    """Judge every pair of `cells` (sides "A" and "B") for `cases`, in both orders. `gate`: a budget.Gate; a call
+    it does not admit (the spending cap) is not made and its order has no verdict."""
     wanted: dict[str, _Job] = {}
     layout = [(case, _rows(spec, case, cells, trials=trials, wanted=wanted)) for case in cases]
     found = {key: cache.lookup(project.store, key) for key in wanted}
@@ -112,7 +113,7 @@ def judge(project: Project, spec: Spec, cases: Sequence[Case], cells: Cells, *, 
     if fresh:
         check_judge(spec, cases)
     say(f"asking the judge about {len(fresh)} ordered pair(s); {len(wanted) - len(fresh)} reused from the store")
-    answers = _ask(project, fresh, jobs=jobs)
+    answers = _ask(project, fresh, jobs=jobs, gate=gate)
     result = Judging(cases=[], made=len(fresh), reused=len(wanted) - len(fresh))
     for _verdict, _error, usage in answers.values():
         result.usage = add_usage(result.usage, usage)
@@ -164,7 +165,7 @@ def _rows(spec: Spec, case: Case, cells: Cells, *, trials: int, wanted: dict[str
     return rows
 
 
-def _ask(project: Project, jobs_by_key: dict[str, _Job], *, jobs: int
+def _ask(project: Project, jobs_by_key: dict[str, _Job], *, jobs: int, gate: Any = None
          ) -> dict[str, tuple[Verdict | None, str | None, Usage]]:
     """Ask the judge for every job, `jobs` at a time; store each verdict as soon as it arrives."""
     run_id = current_run_id()
@@ -175,9 +176,13 @@ def _ask(project: Project, jobs_by_key: dict[str, _Job], *, jobs: int
         if shown[0] is None or shown[1] is None:
             return None, "a trial's stored outputs are missing from the store; run `skillmake` to run it again", \
                 Usage()
+        if gate is not None and not gate.admit_call(key):
+            return None, "not run: spending cap", Usage()
         started, t0 = dt.datetime.now(dt.UTC), time.monotonic()
         request = comparator.request(job.inputs["task"], shown[0], shown[1], temperature=job.temperature)
         answer = comparator.ask(request, job.target)
+        if gate is not None:
+            gate.settle_call(key, answer.usage.cost_usd, made=True)
         if answer.verdict is not None:
             cache.save(project.store, job.inputs, answer.verdict, usage=answer.usage, started=started,
                        duration_ms=(time.monotonic() - t0) * 1000, run_id=run_id)

@@ -182,3 +182,25 @@ def test_rejudge_honours_the_cap(tmp_path: Path, api: FakeAPI) -> None:
     done, calls = run(project, api, "rejudge", "5", "--max-cost", "0.35", "-j", "1")
     assert (done.code, calls) == (6, 3), done.out + done.err
     assert "spending cap $0.35 reached ($0.3000 spent): 12 judge calls not run: spending cap" in done.err
+
+
+def test_compare_honours_the_cap(tmp_path: Path, api: FakeAPI) -> None:
+    project = Project.empty(tmp_path / "p", {
+        "skills/s/SKILL.md": "---\nname: s\ndescription: says hi\n---\nSay hi.\n",
+        "s.eval.yaml": SPEC.replace("trials: 3\n", "trials: 2\nbaseline: true\n"
+                                    "judge: {provider: anthropic, model: claude-sonnet-4-6}\n")
+                           .split("  - id: two\n")[0],  # case one alone
+    })
+    # 4 trials to run (2 per side), at the price table's ceiling: $0.49, over $0.40.
+    done, calls = run(project, api, "compare", "s", "--max-cost", "0.40")
+    assert (done.code, calls) == (3, 0), done.out + done.err
+    assert f"4 trial(s) to run would cost est. ${4 * PRICE_TABLE:.4f}" in done.err
+    # Within $1 on the estimate; each trial costs $0.30, so the 4th would cross it: it does not start, and from then
+    # on nothing does — not the two judge calls (one per order) of the one complete pair either.
+    api.default = None
+    api.script = FakeAPI.follows_skill("Say hi.", Reply.text("hi there", usage=tokens(PER_TRIAL)),
+                                       Reply.text("hi", usage=tokens(PER_TRIAL)))
+    done, calls = run(project, api, "compare", "s", "--max-cost", "1")
+    assert (done.code, calls) == (6, 3), done.out + done.err
+    assert "compare: spending cap $1.00 reached ($0.9000 spent): 3 trials or judge calls not run: spending cap" \
+        in done.err
