@@ -55,7 +55,6 @@ def usage() -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
-    interrupts.install("skillmake")  # done on import for the console script; here for every other caller
     try:
         return _main(args)
     except UsageError as exc:
