@@ -213,3 +213,26 @@ def test_a_signal_another_thread_received_stops_the_trial_at_once(tmp_path: Path
     words = out.stdout.split()
     assert words[:1] == ["interrupted"] and float(words[1]) < 3.0, out  # 1 s before the signal, then at once
     assert settle(str(tmp_path)) == []
+
+
+def test_a_sweep_ends_other_sessions_below_this_process_and_spares_live_supervisors(tmp_path: Path) -> None:
+    # A thread-mode run sweeps while other trials run: their supervisors (registered, own session) and what runs
+    # below them must be spared, and so must the run's own children in its session (doit workers, git).
+    from skillmake import reaper
+
+    escaped = subprocess.Popen(["sleep", "30"], start_new_session=True)  # as a daemon re-parented to the run
+    own = subprocess.Popen(["sleep", "30"])  # the run's own child, in its session
+    supervised = subprocess.Popen(["sh", "-c", "sleep 30 & wait"], start_new_session=True)  # a live supervisor
+    try:
+        deadline = time.monotonic() + 10
+        while len(reaper.orphans()[0]) < 3 and time.monotonic() < deadline:  # escaped, supervised, its sleep
+            time.sleep(0.01)
+        live_, _ = reaper.orphans(keep={supervised.pid})
+        assert escaped.pid in live_ and own.pid not in live_ and supervised.pid not in live_
+        assert reaper.sweep(keep={supervised.pid}) == 1
+        assert escaped.wait(timeout=5) in (-9, 0)  # 0: the sweep reaped it before its Popen could
+        assert own.poll() is None and supervised.poll() is None
+    finally:
+        for proc in (escaped, own, supervised):
+            proc.kill()
+            proc.wait()
