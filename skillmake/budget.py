@@ -36,6 +36,11 @@ class Estimate:
         return f"est. ${self.usd:.4f} ({self.basis})" if self.usd is not None else f"est. unknown ({self.basis})"
 
 
+def usd(amount: float) -> str:
+    """A cap as written: $1.00, $0.35, and $0.009 (not rounded to $0.01)."""
+    return f"${amount:.2f}" if abs(amount * 100 - round(amount * 100)) < 1e-9 else f"${amount:g}"
+
+
 def cap_of(project: Project) -> float | None:
     """The cap for this run: --max-cost, $SKILLMAKE_MAX_COST, the config's `max_cost`; None: no cap."""
     from . import overrides
@@ -242,7 +247,7 @@ def refusal(estimate: float, cap: float, *, trials: int, unknown: bool) -> str:
     """The one line a run over its cap stops with, before any call."""
     more = " (more: some trials' cost is unknown)" if unknown else ""
     return (f"this run would cost est. ${estimate:.4f} for {trials} trials{more}, over the spending cap of "
-            f"${cap:.2f} (--max-cost / max_cost); nothing was run — narrow the selection (--spec NAME, -k EXPR, "
+            f"{usd(cap)} (--max-cost / max_cost); nothing was run — narrow the selection (--spec NAME, -k EXPR, "
             f"--tag TAG, 'trial:SPEC/CASE/*') or raise the cap; `skillmake explain` shows each trial's estimate")
 
 
@@ -291,11 +296,12 @@ def stop_note(project: Project) -> str | None:
         return None
     cells = state["capped"]
     shown = ", ".join(cells[:10]) + (f" and {len(cells) - 10} more" if len(cells) > 10 else "")
-    return (f"spending cap ${found[0].cap:.2f} reached (${state['spent']:.4f} spent): {len(cells)} trials "
+    return (f"spending cap {usd(found[0].cap)} reached (${state['spent']:.4f} spent): {len(cells)} trials "
             f"{NOT_RUN}: {shown}")
 
 
 _JUDGE = "judge calls"  # the ledger's in-run mean for a command's judge calls
+_TRIGGER = "trigger trials"  # and for the description optimiser's trigger trials
 
 
 class Gate:
@@ -321,7 +327,7 @@ class Gate:
         state = self.ledger.summary()
         if not state["capped"]:
             return None
-        return (f"spending cap ${self.ledger.cap:.2f} reached (${state['spent']:.4f} spent): {len(state['capped'])} "
+        return (f"spending cap {usd(self.ledger.cap)} reached (${state['spent']:.4f} spent): {len(state['capped'])} "
                 f"{what} {NOT_RUN}")
 
     def admit_trial(self, name: str, item: Any) -> bool:
@@ -338,7 +344,26 @@ class Gate:
     def settle_call(self, name: str, cost: float | None, *, made: bool) -> None:
         self.ledger.settle(name, cost or 0.0, agent=_JUDGE if made else None)
 
+    def admit_trigger(self, name: str, estimate: float) -> bool:
+        """A trigger trial of the description optimiser; they count at this run's mean once one has cost."""
+        return self.ledger.admit(name, estimate, agent=_TRIGGER).admitted
+
+    def settle_trigger(self, name: str, record: dict[str, Any] | None) -> None:
+        self.ledger.settle(name, _cost(record) or 0.0, agent=_TRIGGER if record is not None else None)
+
+    @property
+    def stopped(self) -> bool:
+        return bool(self.ledger.summary()["stopped"])
+
 
 def gate(project: Project) -> Gate | None:
     """A Gate for this run, or None when no cap is set."""
     return Gate(project) if for_run(project) is not None else None
+
+
+def trigger_estimate(project: Project, spec: str) -> float:
+    """A trigger trial's estimate for the description optimiser: the mean cost of the spec's stored trigger trials
+    (views under triggers/<spec>/), else 0 (unknown)."""
+    costs = [c for path in (project.triggers_dir / spec).glob("*/trial-*/trial.json")
+             if (c := _cost(_read(path))) is not None]
+    return _mean(costs) if costs else 0.0

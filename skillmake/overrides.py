@@ -82,7 +82,7 @@ class Setting:
         if self.value is None:
             shown = "the provider's default" if self.name.startswith("judge_") else "the agent's default"
         else:
-            shown = (f"{self.value:g}s" if self.name == "timeout" else f"${self.value:.2f}" if self.name == "max_cost"
+            shown = (f"{self.value:g}s" if self.name == "timeout" else f"${self.value:g}" if self.name == "max_cost"
                      else str(self.value))
         return f"{self.name}: {shown} ({self.source})"
 

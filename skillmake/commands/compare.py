@@ -141,8 +141,8 @@ def _compare(project: Project, spec: Spec, cases: list[Case], opts: Options, *, 
                            for c in cells.missing)
             if estimate > gate.ledger.cap + 1e-9:
                 _err(f"{len(cells.missing)} trial(s) to run would cost est. ${estimate:.4f}, over "
-                     f"the spending cap of ${gate.ledger.cap:.2f}; nothing was run — compare fewer cases (-k CASE) "
-                     f"or raise --max-cost")
+                     f"the spending cap of {budget.usd(gate.ledger.cap)}; nothing was run — compare fewer cases "
+                     f"(-k CASE) or raise --max-cost")
                 return EXIT_USAGE
         _err(f"running {len(cells.missing)} trial(s); {cells.reused} reused from the store")
     outputs.run_missing(project, sides, cells, say=_err, gate=gate)

@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from .. import fstree, overrides, runlock
+from .. import budget, fstree, overrides, runlock
 from ..console import write_line
-from ..errors import EXIT_FAILED, EXIT_INVALID, EXIT_OK, SkillmakeError, UsageError
+from ..errors import EXIT_CAPPED, EXIT_FAILED, EXIT_INVALID, EXIT_OK, EXIT_USAGE, SkillmakeError, UsageError
 from ..model import Spec, TriggerTests
 from ..project import Project
 from . import argv as cmdline
@@ -40,6 +40,9 @@ OPTIONS = (
     cmdline.Opt("n", "", "jobs", "value", metavar="N"),
     cmdline.Opt("", "description", "description", "value", help="start from this description instead of the "
                 "skill's", metavar="TEXT"),
+    cmdline.Opt("", "max-cost", "max_cost", "value", help="a spending cap in US dollars: refuse to start when the "
+                "first round's estimate is over it (exit 3), start no trial that would cross it and end the loop "
+                "(exit 6)", metavar="USD"),
     cmdline.Opt("", "apply", "apply", help="write the best description into the skill's frontmatter"),
     cmdline.Opt("o", "output", "output", "value", help="also write the result (JSON) to FILE", metavar="FILE"),
     cmdline.Opt("", "format", "format", "value", help="text (default), or json: the result file's content",
@@ -63,7 +66,8 @@ a second identical run asks the model nothing either. SKILL.md is never changed 
 
 Writes .skillmake/reports/<spec>/description-optimization.json (schemas/description-optimization.schema.json).
 Exit: 0 the loop ran; 1 a trigger trial or the improver failed, or --apply could not write; 2 invalid spec or no
-runnable trigger_tests; 3 usage (or the improver has no credentials); 5 no spec found."""
+runnable trigger_tests; 3 usage (or the improver has no credentials, or the first round's estimate is over
+--max-cost); 5 no spec found; 6 the spending cap stopped the loop."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -80,6 +84,7 @@ class Options:
     apply: bool = False
     output: str | None = None
     format: str = "text"
+    max_cost: str | None = None
 
 
 class Refused(SkillmakeError):
@@ -112,7 +117,8 @@ def parse(args: list[str]) -> Options | None:
                    holdout=0.4 if holdout is None else holdout, seed=42 if seed is None else seed,
                    runs=_whole(values, "runs"), threshold=_share(values, "threshold", above_zero=True),
                    model=values.get("model") or None, jobs=_whole(values, "jobs"), description=description,
-                   apply=bool(values.get("apply")), output=values.get("output"), format=fmt)
+                   apply=bool(values.get("apply")), output=values.get("output"), format=fmt,
+                   max_cost=values.get("max_cost"))
 
 
 def _whole(values: dict[str, object], name: str, *, signed: bool = False) -> int | None:
@@ -151,8 +157,9 @@ def run(opts: Options) -> int:
     from ..triggers.improve import improver_for
     from ..triggers.split import split
 
-    if opts.model:  # the improver is chosen as a judge is: --model is this command's --judge-model
-        overrides.set_command_line({"judge_model": opts.model})
+    given = {"judge_model": opts.model, "max_cost": opts.max_cost}  # --model: the improver, chosen as a judge is
+    if any(given.values()):
+        overrides.set_command_line({k: v for k, v in given.items() if v})
     project = Project.open(find_root())
     spec = _spec(project, opts.spec)
     if spec is None:
@@ -167,6 +174,14 @@ def run(opts: Options) -> int:
         content = f.read()
     parts = split(tests.queries, holdout=opts.holdout, seed=opts.seed)
     run_id = new_run_id()
+    gate = budget.gate(project)
+    if gate is not None:  # before any call: the first round's trigger trials at their stored mean cost
+        estimate = len(tests.queries) * tests.runs * budget.trigger_estimate(project, spec.name)
+        if estimate > gate.ledger.cap + 1e-9:
+            _err(f"{len(tests.queries) * tests.runs} trigger trials of the first round would cost est. "
+                 f"${estimate:.4f}, over the spending cap of {budget.usd(gate.ledger.cap)}; nothing was run — lower "
+                 f"--runs or raise --max-cost")
+            return EXIT_USAGE
     runlock.acquire(project.state_dir, what=f"skillmake optimize-description {spec.name}"[:80],
                     on_wait=lambda who: _err(f"waiting for {who} to finish (one run per project at a time)"))
     process.install_interrupt_handlers(raise_keyboard_interrupt=True)  # Ctrl-C stops the trials' processes
@@ -180,7 +195,7 @@ def run(opts: Options) -> int:
                        skill=loop.Skill(name=offered.name, content=content), improver=improver,
                        max_iterations=opts.max_iterations, jobs=_jobs(project, opts), run_id=run_id,
                        say=lambda it: display.say_iteration(shown, it),
-                       progress=display.progress if sys.stderr.isatty() else None)
+                       progress=display.progress if sys.stderr.isatty() else None, gate=gate)
     head = _head(project, spec, tests, improver.choice, name=offered.name, run_id=run_id)
     data = result.build(outcome, head=head, original=original, holdout=opts.holdout, seed=opts.seed,
                         train=[q.id for q in parts.train], test=[q.id for q in parts.test])
@@ -200,6 +215,10 @@ def run(opts: Options) -> int:
             write_line(sys.stdout, line)
     for problem in problems:
         _err(problem)
+    note = gate.note("trigger trials") if gate is not None else None
+    if note is not None:
+        _err(note)
+        return EXIT_CAPPED
     return EXIT_FAILED if problems else EXIT_OK
 
 

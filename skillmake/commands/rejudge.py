@@ -231,8 +231,8 @@ def _rejudge(opts: _Options) -> int:
             if estimate > work.gate.ledger.cap + 1e-9:
                 write_line(sys.stderr, f"skillmake: rejudge: {len(work.todo)} judgings would cost est. ${estimate:.4f} "
                                        f"(mean of the stored grades), over the spending cap of "
-                                       f"${work.gate.ledger.cap:.2f}; nothing was judged — ask for fewer repeats, "
-                                       f"narrow the cells (SPEC, -k, --tag, --case) or raise --max-cost")
+                                       f"{budget.usd(work.gate.ledger.cap)}; nothing was judged — ask for fewer "
+                                       f"repeats, narrow the cells (SPEC, -k, --tag, --case) or raise --max-cost")
                 return EXIT_USAGE
         jobs = opts.jobs or (project.config.jobs if project.config and project.config.jobs else 4)
         grades = len({key for key, _ in work.todo})

@@ -70,22 +70,34 @@ Done = Callable[[int, int], None]  # (trials finished, trials in all): progress
 
 
 def evaluate(project: Project, spec: Spec, tests: TriggerTests, description: str, queries: Sequence[TriggerQuery],
-             *, jobs: int, progress: Done | None = None) -> Evaluation:
-    """Run (or reuse) runs 0..tests.runs-1 of every query with `description` offered as the skill's."""
+             *, jobs: int, progress: Done | None = None, gate: Any = None) -> Evaluation:
+    """Run (or reuse) runs 0..tests.runs-1 of every query with `description` offered as the skill's. `gate`: a
+    budget.Gate; a trial it does not admit (the spending cap) does not start and counts as an error."""
     from .run import execute, triggered
 
     offered = project.trigger_keys.offered(spec, tests, description=description)
     trials: list[Trial] = [(q, k) for q in queries for k in range(tests.runs)]
     keys = {(q.id, k): project.trigger_keys.key(spec, tests, q, k, description=description) for q, k in trials}
     outcome: dict[tuple[str, int], tuple[bool | None, bool, str | None]] = {}  # fired (None: error), ran, error
+    if gate is not None:
+        from ..budget import trigger_estimate
+
+        estimate = trigger_estimate(project, spec.name)
 
     def one(trial: Trial) -> tuple[bool | None, bool, str | None]:
         query, k = trial
+        name = f"{query.id}/{k}@{keys[(query.id, k)].key[7:19]}"
+        if gate is not None and not gate.admit_trigger(name, estimate):
+            return None, False, f"{query.id} run {k}: not run: spending cap"
         try:
             run = execute(project, spec, tests, query, k, keys[(query.id, k)], offered)
         except SkillmakeError as exc:  # could not even start the trial (nothing was asked of the agent)
+            if gate is not None:
+                gate.settle_trigger(name, None)
             return None, False, exc.render()
         record = run.record
+        if gate is not None:
+            gate.settle_trigger(name, record if run.ran else None)
         if record["outcome"] != "completed":
             error = " ".join(str(record.get("error") or record["outcome"]).split())[:300]
             return None, run.ran, f"{query.id} run {k}: {error}"

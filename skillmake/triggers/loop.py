@@ -76,14 +76,15 @@ def _round_progress(progress: Progress | None, number: int) -> Callable[[int, in
 
 def run(project: Project, spec: Spec, tests: TriggerTests, split: Split, *, start: str, skill: Skill,
         improver: Improver, max_iterations: int, jobs: int, run_id: str | None, say: Say,
-        progress: Progress | None = None) -> Outcome:
+        progress: Progress | None = None, gate: Any = None) -> Outcome:
     """Up to `max_iterations` rounds from the description `start`; `say` hears of each round once it is complete
-    (its proposal included)."""
+    (its proposal included). `gate`: a budget.Gate; once the spending cap stops a trial, the loop asks the improver
+    nothing more and ends after that round."""
     history: list[Iteration] = []
     current = start
     for number in range(1, max_iterations + 1):
         evaluation = evaluate(project, spec, tests, current, split.queries, jobs=jobs,
-                              progress=_round_progress(progress, number))
+                              progress=_round_progress(progress, number), gate=gate)
         round_ = Iteration(number=number, evaluation=evaluation, train=tuple(evaluation.of(split.train)),
                            test=tuple(evaluation.of(split.test)))
         if round_.train_passed == len(round_.train):
@@ -94,6 +95,10 @@ def run(project: Project, spec: Spec, tests: TriggerTests, split: Split, *, star
             history.append(round_)
             say(round_)
             return Outcome(iterations=tuple(history), exit_reason=f"max_iterations ({max_iterations})")
+        if gate is not None and gate.stopped:
+            history.append(round_)
+            say(round_)
+            return Outcome(iterations=tuple(history), exit_reason=f"spending_cap (iteration {number})")
         blinded = [*(h.blinded() for h in history), round_.blinded()]
         inputs = key_inputs(name=skill.name, content=skill.content, description=current,
                             train=[r.to_json() for r in round_.train], history=blinded, improver=improver)

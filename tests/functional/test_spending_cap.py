@@ -204,3 +204,21 @@ def test_compare_honours_the_cap(tmp_path: Path, api: FakeAPI) -> None:
     assert (done.code, calls) == (6, 3), done.out + done.err
     assert "compare: spending cap $1.00 reached ($0.9000 spent): 3 trials or judge calls not run: spending cap" \
         in done.err
+
+
+def test_the_description_optimiser_honours_the_cap(tmp_path: Path, api: FakeAPI,
+                                                   capfd: pytest.CaptureFixture[str]) -> None:
+    from tests.functional import test_optimize_description as opt
+    from tests.functional.inprocess import InProcess
+
+    project = Project.empty(tmp_path / "proj", {"agent.py": opt.AGENT, "skills/kids/SKILL.md": opt.SKILL,
+                                                "kids.eval.yaml": opt.SPEC})
+    api.default = None
+    api.script = opt.improver({opt.D0: opt.GOOD})
+    # The stand-in claude reports $0.002 a trigger trial: after the first, each counts at that, so the 5th would
+    # take $0.008 to $0.010, over $0.009. No trial starts from there, and the improver is asked nothing.
+    done, agent_calls = opt.optimize(InProcess(capfd), project, api, "kids", "-j", "1", "--max-cost", "0.009")
+    assert (done.code, agent_calls, api.count(MESSAGES)) == (6, 4, 0), done.out + done.err
+    data = opt.result(project)
+    assert data["exit_reason"] == "spending_cap (iteration 1)"
+    assert "spending cap $0.009 reached ($0.0080 spent): 3 trigger trials not run: spending cap" in done.err
