@@ -273,6 +273,22 @@ def settle_trial(project: Project, item: Any, cost: float, *, ran: bool, judge_c
     ledger.settle(item.name, cost, keep=grade, agent=item.tkey.agent.digest if ran else None)
 
 
+def admit_trigger(project: Project, item: Any) -> Admission | None:
+    """Before a trigger trial of a run: its estimate is the mean of the spec's stored trigger trials (0 unknown),
+    and it counts at this run's mean once trigger trials of the same agent have cost."""
+    found = for_run(project)
+    if found is None:
+        return None
+    return found[0].admit(f"trigger:{item.name}", trigger_estimate(project, item.spec.name),
+                          agent=item.tkey.agent.digest)
+
+
+def settle_trigger(project: Project, item: Any, record: dict[str, Any] | None) -> None:
+    found = for_run(project)
+    if found is not None:
+        found[0].settle(f"trigger:{item.name}", _cost(record) or 0.0,
+                        agent=item.tkey.agent.digest if record is not None else None)
+
 def settle(project: Project, cell: str, cost: float) -> None:
     """A grade (or trigger trial) ended: what it spent counts; nothing of the cell stays held."""
     found = for_run(project)

@@ -51,7 +51,7 @@ def run_trial(project: Project, item: Item, *, resample: bool = False) -> dict[s
     admission = None if item.trial_cached and not resample else budget.admit_trial(project, item, judge_calls=calls)
     if admission is not None and not admission.admitted:  # the cap: this trial does not start, nor any later one
         return {"outcome": budget.NOT_RUN, "ran": False, "capped": True,
-                "why": f"${admission.spent:.4f} spent of the ${admission.cap:.2f} cap"}
+                "why": f"${admission.spent:.4f} spent of the {budget.usd(admission.cap)} cap"}
     if resample or not item.trial_cached:
         _warm_sdks(item)
     try:
@@ -153,11 +153,19 @@ def run_trigger(project: Project, item: TriggerItem, *, resample: bool = False) 
     assert tests is not None
     why = ("resampled: a fresh sample replaces the stored one" if resample else
            _why(lambda: explain.trigger_reasons(project, item)))
+    admission = None if item.cached and not resample else budget.admit_trigger(project, item)
+    if admission is not None and not admission.admitted:  # the cap: this trigger trial does not start
+        return {"outcome": budget.NOT_RUN, "ran": False, "capped": True,
+                "why": f"${admission.spent:.4f} spent of the {budget.usd(admission.cap)} cap"}
     try:
         run = execute(project, item.spec, tests, item.query, item.k, item.tkey, item.offered, resample=resample)
     except SkillmakeError as exc:
+        if admission is not None:
+            budget.settle(project, f"trigger:{item.name}", 0.0)
         return TaskFailed(exc.render())
     record = run.record
+    if admission is not None:
+        budget.settle_trigger(project, item, record if run.ran else None)
     outcome = record["outcome"]
     if outcome == "completed":
         fired = triggered(record, item.offered.name)

@@ -166,7 +166,7 @@ class SkillmakeReporter:
         grades_ok += tasks.COLLAPSED["grade"]
         triggers_ran = int(tally.get("trigger_ran", 0))
         triggers_ok = self.uptodate.get("trigger", 0) + tasks.COLLAPSED["trigger"]
-        triggers_ok += self.ran.get("trigger", 0) - triggers_ran
+        triggers_ok += self.ran.get("trigger", 0) - triggers_ran - int(tally.get("trigger_capped", 0))
         quiet = not any(self.ran.get(kind) for kind in (*COUNTED, "report"))
         if quiet and not self.failures:
             if trials_ok or grades_ok or triggers_ok:
@@ -193,8 +193,9 @@ class SkillmakeReporter:
                          for outcome in ("error", "timeout")))
         if errors:
             parts.append(f"{errors} trials ended in error/timeout (retried next run)")
-        if tally.get("trial_capped"):
-            parts.append(f"{int(tally['trial_capped'])} trials not run: spending cap")
+        capped = int(tally.get("trial_capped", 0) + tally.get("trigger_capped", 0))
+        if capped:
+            parts.append(f"{capped} trials not run: spending cap")
         if self.failures:
             shown = ", ".join(self.failures[:5]) + (f" and {len(self.failures) - 5} more" if len(self.failures) > 5
                                                     else "")

@@ -222,3 +222,14 @@ def test_the_description_optimiser_honours_the_cap(tmp_path: Path, api: FakeAPI,
     data = opt.result(project)
     assert data["exit_reason"] == "spending_cap (iteration 1)"
     assert "spending cap $0.009 reached ($0.0080 spent): 3 trigger trials not run: spending cap" in done.err
+
+
+def test_trigger_trials_of_a_run_stop_at_the_cap(tmp_path: Path) -> None:
+    from tests.functional import test_triggers as trig
+
+    project, env = trig._project(tmp_path)
+    # 8 trigger trials of the stand-in claude at $0.002 each: the 5th would take $0.008 to $0.010.
+    done, calls = trig._run(project, tmp_path, env, "--tag", "trigger", "-j", "1", "--max-cost", "0.009")
+    assert (done.code, calls) == (6, 4), done.out + done.err
+    assert len(re.findall(r"trigger:\S+\s+not run: spending cap", done.out)) == 4
+    assert "4 trials not run: spending cap" in done.out and "$0.009 reached ($0.0080 spent)" in done.out + done.err
