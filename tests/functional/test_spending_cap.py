@@ -103,15 +103,17 @@ def test_no_trial_starts_that_would_cross_the_cap(project: Project, api: FakeAPI
     assert spent(again) == pytest.approx(0.9)
 
 
-def test_parallel_trials_count_what_the_running_ones_will_spend(project: Project, api: FakeAPI) -> None:
+@pytest.mark.parametrize("mode", [[], ["-P", "process"]], ids=["threads", "processes"])
+def test_parallel_trials_count_what_the_running_ones_will_spend(project: Project, api: FakeAPI,
+                                                                mode: list[str]) -> None:
     # History says $0.03 a trial; today each costs $0.30. Three start at once (-j 3) on the history; once one has
     # cost $0.30, the running ones count at that too, so no fourth starts: $0.90 spent of a $1 cap, whatever order
-    # the threads finish in.
+    # the threads (or doit's worker processes: one ledger file, under flock) finish in.
     api.default = Reply.text("hi", usage=tokens(0.03))
     first, calls = run(project, api)
     assert (first.code, calls) == (0, 6), first.out + first.err
     api.default = Reply.text("hi", usage=tokens(PER_TRIAL))
-    done, calls = run(project, api, "--resample", "--max-cost", "1", "-j", "3")
+    done, calls = run(project, api, "--resample", "--max-cost", "1", "-j", "3", *mode)
     assert (done.code, calls) == (6, 3), done.out + done.err
     assert spent(done) == pytest.approx(0.9) and len(not_run(done)) == 3
 
