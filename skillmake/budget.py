@@ -81,6 +81,7 @@ class Estimator:
     def __init__(self, project: Project) -> None:
         self.project = project
         self._by_agent: dict[str, list[float]] | None = None
+        self._memo: dict[tuple[str, str, str, str], list[float]] = {}
 
     def _views(self, spec: str, case: str, arm: str) -> Iterator[Path]:
         folder = self.project.runs_dir / spec / case / arm
@@ -91,8 +92,12 @@ class Estimator:
         yield from (folder / n for n in names if n.startswith("trial-"))
 
     def _stored(self, item: Any, name: str) -> list[float]:
-        found = (_cost(_read(view / name)) for view in self._views(item.spec.name, item.case.id, item.arm.name))
-        return [c for c in found if c is not None]
+        """The costs of the stored `name` records of the item's case and arm; read once per case and arm."""
+        at = (item.spec.name, item.case.id, item.arm.name, name)
+        if at not in self._memo:
+            found = (_cost(_read(view / name)) for view in self._views(*at[:3]))
+            self._memo[at] = [c for c in found if c is not None]
+        return self._memo[at]
 
     def _agent_costs(self, digest: str) -> list[float]:
         if self._by_agent is None:

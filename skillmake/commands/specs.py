@@ -128,6 +128,12 @@ def explain(inv: Invocation) -> int:
         invalid = render_text(Validation(errors=[e for errs in project.broken.values() for e in errs])).splitlines()
     stale, totals = explaining.explain(project, plans, chosen=chosen, targets=targets, resample=chosen.resample)
     blocked = judge_preflight(plans, chosen, targets)
+    from .. import budget
+
+    cap = budget.cap_of(project)
+    if cap is not None and totals["cost_usd"] > cap + 1e-9:  # what the run would stop with (build/tasks.py)
+        blocked.append(budget.refusal(totals["cost_usd"], cap, trials=totals["trials"] + totals["triggers"],
+                                      unknown=not totals["cost_known"]))
     settings = _override_lines(project)
     if inv.format == "json":
         import orjson

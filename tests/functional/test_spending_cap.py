@@ -134,7 +134,11 @@ def test_the_estimate_learns_from_stored_trials(project: Project, api: FakeAPI) 
     assert json.loads(explained.out)["would_run"]["cost_usd"] == pytest.approx(9 * PER_TRIAL)
     text = project.run("explain", env=api.anthropic_env()).out
     assert "[est. $0.3000 (mean of 3 stored trials of this case and arm)]" in text
-    # The learned $2.70 is over $2.50: refused before any call; $2.70 fits $2.75, and all 9 run.
+    # The learned $2.70 is over $2.50: refused before any call (explain says so first); $2.70 fits $2.75, and all 9
+    # run.
+    said = project.run("explain", "--max-cost", "2.5", env=api.anthropic_env()).out
+    assert "run setting max_cost: $2.5 (command line)" in said
+    assert "would stop before running: this run would cost est. $2.7000 for 9 trials" in said
     done, calls = run(project, api, "--max-cost", "2.50")
     assert (done.code, calls) == (3, 0) and "est. $2.7000 for 9 trials" in done.err
     done, calls = run(project, api, "--max-cost", "2.75")
