@@ -35,7 +35,10 @@ class AnthropicAgent:
                                 "max_tokens": request.agent.max_tokens or DEFAULT_MAX_TOKENS,
                                 "messages": [{"role": "user", "content": request.prompt}]}
         if request.system_prompt:
-            body["system"] = request.system_prompt
+            # The skill is the same for every trial of a spec: marked cacheable, the trials after the first read it
+            # at a tenth of the input price (Anthropic caches a prefix of 1,024+ tokens; a shorter one is simply not
+            # cached). Cache reads and writes are recorded and priced apart (pricing.py).
+            body["system"] = [{"type": "text", "text": request.system_prompt, "cache_control": {"type": "ephemeral"}}]
         record: dict[str, Any] = {"provider": "anthropic", "base_url": settings.url, "endpoint": "/v1/messages",
                                   "request": body}
         if not settings.secrets:

@@ -133,6 +133,8 @@ def _codex(events: Iterable[dict[str, Any]]) -> Iterator[Entry]:
 def _api(record: dict[str, Any]) -> Iterator[Entry]:
     request = record.get("request") or {}
     system = request.get("system") or request.get("instructions")
+    if isinstance(system, list):  # Anthropic's blocks (the cacheable system prompt): their text
+        system = "\n".join(str(b.get("text", "")) for b in system if isinstance(b, dict))
     if system:
         yield Entry(role="system", kind="text", text=_dump(system))
     messages = request.get("messages") or request.get("input") or []

@@ -70,7 +70,8 @@ def test_anthropic_request_shape(api: FakeAPI, tmp_path: Path) -> None:
     run("anthropic", tmp_path, max_tokens=321)
     body = api.requests[0].json or {}
     assert body["model"] == settings.DEFAULT_ANTHROPIC_MODEL and body["max_tokens"] == 321
-    assert body["system"] == "You are terse." and body["messages"] == [{"role": "user", "content": "Say hi."}]
+    assert body["system"] == [{"type": "text", "text": "You are terse.", "cache_control": {"type": "ephemeral"}}]
+    assert body["messages"] == [{"role": "user", "content": "Say hi."}]
 
 
 def test_openai_request_shape(api: FakeAPI, tmp_path: Path) -> None:
