@@ -53,7 +53,7 @@ def complete(request: JudgeRequest, endpoint: Endpoint) -> ProviderReply:
             # (and it is on by default on the newest models).
             message = create(
                 model=endpoint.model, max_tokens=request.max_tokens, system=request.system,
-                messages=[{"role": "user", "content": request.user}],
+                messages=[{"role": "user", "content": _content(request)}],
                 tools=[tool],
                 tool_choice={"type": "tool", "name": TOOL_NAME}, thinking={"type": "disabled"}, timeout=timeout,
                 **extra)
@@ -180,3 +180,12 @@ def _hint(status: int, temperature: float | None = None) -> str:
         return "; check the judge settings (judge.model, judge.provider, judge.temperature: remove it if the model " \
                "takes none)"
     return "; check the judge settings (judge.model, judge.provider)"
+
+
+def _content(request: JudgeRequest) -> str | list[dict[str, Any]]:
+    """The user turn: its fixed part (request.shared characters) as a cacheable block, then the material judged —
+    the same text as one string, so the prompt the judge reads is unchanged."""
+    if not 0 < request.shared < len(request.user):
+        return request.user
+    return [{"type": "text", "text": request.user[:request.shared], "cache_control": {"type": "ephemeral"}},
+            {"type": "text", "text": request.user[request.shared:]}]

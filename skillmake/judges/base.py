@@ -36,6 +36,10 @@ class JudgeRequest:
     schema: dict[str, Any]  # the record_verdict tool's input schema (also the OpenAI response format)
     max_tokens: int = 8192  # a ceiling, not a spend: thinking models need headroom before the tool call
     temperature: float | None = None  # the spec's judge.temperature; None: the provider's own choice
+    # How much of `user` is the case's fixed part (instructions, rubric or criteria, expected output, task), before the
+    # material judged: the same for every trial of the case, so Anthropic is asked to cache it (OpenAI caches a long
+    # shared prefix by itself; the templates put it first).
+    shared: int = 0
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -54,7 +54,7 @@ def request(spec: Spec, case: Case, material: str) -> JudgeRequest:
     expected = (f"<expected_output>\n{case.expected_output}\n</expected_output>\n\n"
                 if case.expected_output else "")
     user = TEMPLATE.format(criteria=listed, expected=expected, task=task_block(case), material=material)
-    return JudgeRequest(judge=NAME, system=SYSTEM, user=user, schema=SCHEMA)
+    return JudgeRequest(judge=NAME, system=SYSTEM, user=user, schema=SCHEMA, shared=len(user) - len(material))
 
 
 def verdicts(spec: Spec, case: Case, data: dict[str, Any]) -> list[dict[str, Any]]:

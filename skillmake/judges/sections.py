@@ -84,7 +84,7 @@ def request(spec: Spec, case: Case, material: str) -> JudgeRequest:
     for tier in tiers(case):
         lines.append(f'- section "{tier.section}", tier "{tier.label}": fields {", ".join(tier.names)}')
     user = TEMPLATE.format(sections="\n".join(lines), task=task_block(case), material=material)
-    return JudgeRequest(judge=NAME, system=SYSTEM, user=user, schema=schema(case))
+    return JudgeRequest(judge=NAME, system=SYSTEM, user=user, schema=schema(case), shared=len(user) - len(material))
 
 
 def verdicts(spec: Spec, case: Case, data: dict[str, Any]) -> list[dict[str, Any]]:

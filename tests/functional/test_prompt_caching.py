@@ -48,3 +48,27 @@ def test_the_viewer_shows_a_cacheable_system_prompt_as_its_text() -> None:
                                     "messages": [{"role": "user", "content": "q"}]},
                         "response": {"content": [{"type": "text", "text": "a"}]}})
     assert [x.text for x in transcript.entries(api)] == ["sys", "q", "a"]
+
+
+def test_the_judges_fixed_prefix_is_sent_cacheable_before_the_material(tmp_path: Path) -> None:
+    project = Project.empty(tmp_path / "p", {
+        "agent.py": "print('hello there')\n",
+        "skills/s/SKILL.md": "---\nname: s\ndescription: says hi\n---\nSay hi.\n",
+        "s.eval.yaml": "skill: skills/s\nagent: {kind: command, command: [python3, agent.py]}\n"
+                       "judge: {provider: anthropic, model: claude-sonnet-4-6}\n"
+                       "cases:\n  - id: one\n    prompt: say one\n    rubric: Is the greeting friendly?\n"})
+    with FakeAPI() as api:
+        api.default = Reply.tool_use("record_verdict", {"score": 5, "reason": "friendly"},
+                                     usage={"input_tokens": 100, "cache_read_input_tokens": 100_000,
+                                            "output_tokens": 0})
+        done = project.run(env=api.anthropic_env())
+        assert done.code == 0, done.out + done.err
+        (request,) = api.requests
+    assert request.json is not None
+    fixed, judged = request.json["messages"][0]["content"]
+    assert fixed["cache_control"] == {"type": "ephemeral"} and "Is the greeting friendly?" in fixed["text"]
+    assert "hello there" in judged["text"] and "hello there" not in fixed["text"] and "cache_control" not in judged
+    grade = json.loads((project.root / ".skillmake/runs/s/one/with_skill/trial-0/grade.json").read_text())
+    assert (grade["usage"]["cache_read_tokens"], grade["usage"]["cost_usd"]) == (100_000, 0.0303)
+    m = re.search(r"spent [\d,]+ tokens \$([\d.]+)", done.out)
+    assert m is not None and float(m.group(1)) == 0.0303
