@@ -203,6 +203,29 @@ def _stat(folder: Path) -> dict[str, list[int]]:
     return out
 
 
+def _files(folder: Path) -> dict[str, list[int]] | None:
+    """What the folder's own stamp notes: every file or link below it as [size, mtime_ns], each folder as [] (the
+    stamp cannot note the mtimes its own writing changes). None when the folder cannot be read."""
+    out: dict[str, list[int]] = {}
+    pending = [("", str(folder))]
+    try:
+        while pending:
+            rel, path = pending.pop()
+            for entry in list(os.scandir(path)):
+                name = rel + entry.name
+                if name == STAMP:
+                    continue
+                if entry.is_dir(follow_symlinks=False):
+                    out[name + "/"] = []
+                    pending.append((name + "/", entry.path))
+                else:
+                    st = entry.stat(follow_symlinks=False)
+                    out[name] = [st.st_size, st.st_mtime_ns]
+    except OSError:
+        return None
+    return out
+
+
 def _unchanged(folder: str, stat: Any) -> bool:
     """Whether every entry of `stat` (from _stat) is as it was: one lstat each, nothing read."""
     if not isinstance(stat, dict) or "." not in stat:
@@ -225,14 +248,21 @@ def _write_view(project: Project, rec: CellRecords, shown: Any) -> tuple[dict[st
     folder = trial_dir(project.runs_dir, c.spec, c.case, c.arm.name, c.k).root
     cut_links(project.runs_dir, folder)  # a linked runs/<spec> (or below) is never written or deleted through
     stamp = rec.stamp
-    if isinstance(shown, dict) and shown.get("stamp") == stamp and _unchanged(str(folder), shown.get("stat")):
-        return shown, False
+    keys = [c.key, rec.grade_key]
+    if isinstance(shown, dict):
+        if shown.get("stamp") == stamp and _unchanged(str(folder), shown.get("stat")):
+            return shown, False
+    else:  # <spec>.views.json is lost: the folder's own stamp says whether it is intact (one listing, no rewrite)
+        kept = _read_stamp(folder)
+        files = kept.get("files") if kept is not None and kept.get("stamp") == stamp else None
+        if files is not None and files == _files(folder):
+            return {"stamp": stamp, "keys": keys, "stat": _stat(folder)}, False
     fresh = folder.with_name(f".{folder.name}.new-{os.getpid()}")
     fstree.remove_tree(fresh)
     fresh.mkdir(parents=True)
     _fill(project, rec, fresh)
-    keys = [c.key, rec.grade_key]
-    atomic.write_bytes(fresh / STAMP, orjson.dumps({"stamp": stamp, "cell": c.name, "keys": keys}), durable=False)
+    atomic.write_bytes(fresh / STAMP, orjson.dumps({"stamp": stamp, "cell": c.name, "keys": keys,
+                                                    "files": _files(fresh)}), durable=False)
     old = folder.with_name(f".{folder.name}.old-{os.getpid()}")
     fstree.remove_tree(old)  # left by a run that died here
     if folder.exists():

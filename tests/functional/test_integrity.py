@@ -249,3 +249,17 @@ def test_a_tree_lost_between_plan_and_checkout_is_not_called_never_kept(p: Proje
     note = (_view(p) / "workspace.txt").read_text()
     assert f"workspace tree {trial['workspace'][:19]}… is missing or corrupt" in note, note
     assert p.run().agent_calls == 1  # and the next run draws it again
+
+
+def test_a_lost_index_folder_costs_no_checkout_of_intact_views_and_still_catches_an_edit(p: Project) -> None:
+    import shutil
+
+    view = _view(p)
+    before = (view / "trial.json").stat().st_ino
+    shutil.rmtree(p.root / ".skillmake" / "index")  # the plan's index and the views' stat, both lost
+    (_view(p, "two") / "output.txt").write_text("edited by hand\n")
+    run = p.run()
+    assert (run.code, run.agent_calls) == (0, 0)
+    assert (view / "trial.json").stat().st_ino == before  # intact: kept as it was, not written again
+    assert (_view(p, "two") / "output.txt").read_text() == "HELLO SECOND WORDS\n"  # edited: checked out again
+    assert (p.root / ".skillmake" / "index" / "t.views.json").is_file()
