@@ -36,9 +36,26 @@ def visible_markers(folder: str | os.PathLike[str]) -> list[str]:
     here = Path(os.path.realpath(folder))
     for ancestor in (here, *here.parents):
         for name in MARKERS:
-            if os.path.lexists(ancestor / name):
+            if _holds_something(ancestor / name):
                 found.append(str(ancestor / name))
     return found
+
+
+def _holds_something(path: Path) -> bool:
+    """A marker an agent could read: a file or link, or a folder with anything in it. The codex CLI makes an
+    empty `<tmp>/.codex` for a moment while it runs (its sandbox's mount target), and an empty folder tells no
+    agent anything; counting it made every trial started meanwhile refuse to run."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return False
+    if not stat.S_ISDIR(st.st_mode):
+        return True
+    try:
+        with os.scandir(path) as entries:
+            return next(entries, None) is not None
+    except OSError:
+        return True  # unreadable: it may hold anything
 
 
 def work_root(state_dir: str | os.PathLike[str], project_root: str | os.PathLike[str] | None = None) -> Path:

@@ -47,6 +47,7 @@ def test_a_candidate_with_an_agent_setup_above_it_is_passed_over(tmp_path: Path,
     dirty = tmp_path / "home"
     (dirty / "tmp").mkdir(parents=True)
     (dirty / ".claude").mkdir()  # e.g. TMPDIR=~/tmp with the user's ~/.claude above it
+    (dirty / ".claude" / "settings.json").write_text("{}")
     clean = tmp_path / "clean"
     clean.mkdir()
     monkeypatch.setattr(hermetic, "_candidates", lambda: [str(dirty / "tmp"), str(root / "tmp"), str(clean)])
@@ -84,8 +85,20 @@ def test_visible_markers_looks_at_every_folder_above(tmp_path: Path) -> None:
     (tmp_path / "a" / "b" / "c").mkdir(parents=True)
     (tmp_path / "a" / "AGENTS.md").write_text("x")
     (tmp_path / "a" / "b" / ".git").mkdir()
+    (tmp_path / "a" / "b" / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
     seen = hermetic.visible_markers(tmp_path / "a" / "b" / "c")
     assert seen[:2] == [str(tmp_path / "a" / "b" / ".git"), str(tmp_path / "a" / "AGENTS.md")]
+
+
+def test_an_empty_marker_folder_is_not_visible(tmp_path: Path) -> None:
+    """The codex CLI makes an empty <tmp>/.codex while it runs (a mount target of its sandbox): other trials
+    started meanwhile must still run there. A marker folder with anything in it still counts."""
+    (tmp_path / "a" / "b").mkdir(parents=True)
+    (tmp_path / ".codex").mkdir()
+    (tmp_path / "a" / ".claude").mkdir()
+    assert hermetic.visible_markers(tmp_path / "a" / "b") == []
+    (tmp_path / "a" / ".claude" / "settings.json").write_text("{}")
+    assert hermetic.visible_markers(tmp_path / "a" / "b") == [str(tmp_path / "a" / ".claude")]
 
 
 # -- staging ---------------------------------------------------------------------------------------------------------
