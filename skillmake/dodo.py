@@ -6,7 +6,7 @@ from __future__ import annotations
 # trial's processes, keeps what finished and exits 130 in one line (interrupts.py).
 from . import interrupts
 
-interrupts.install("doit")
+interrupts.install_for_doit()
 
 import sys  # noqa: E402
 from collections.abc import Iterator  # noqa: E402

@@ -107,6 +107,17 @@ def install_for_entry_point() -> None:
         install("skillmake")
 
 
+def install_for_doit() -> None:
+    """install("doit") when this process is plain `doit` (its console script or `python -m doit`) loading a
+    user's dodo.py. Importing skillmake.dodo anywhere else (the `skillmake` front end's own loader, a test, a
+    notebook) changes no handler: that process's owner decides."""
+    import sys
+
+    first = os.path.abspath(sys.argv[0]) if sys.argv and sys.argv[0] else ""
+    if os.path.basename(first) == "doit" or first.endswith(os.path.join("doit", "__main__.py")):
+        install("doit")
+
+
 def arm() -> None:
     """Something is under way that has to be unwound rather than cut short (doit runs tasks, a command of the
     front end runs): from now on an interrupt raises in the main thread (KeyboardInterrupt for the `skillmake`
