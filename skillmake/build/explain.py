@@ -315,15 +315,17 @@ def _priced(stale: Stale) -> bool:
 def render(stale: list[Stale], totals: dict[str, Any]) -> str:
     lines = [f"{s.task}  {'; '.join(s.reasons)}" + (f"  [{s.estimate.shown()}]" if s.estimate and _priced(s) else "")
              for s in stale]
-    cost = f", est. ${totals['cost_usd']:.4f}" if totals["cost_usd"] else ""
+    # The estimate covers the trials and the grades they need, so it closes the line rather than sitting
+    # beside the trial count.
+    cost = f"; est. ${totals['cost_usd']:.4f}" if totals["cost_usd"] else ""
     if not totals["cost_known"]:
-        cost += " (cost of some trials unknown: no earlier run)"
+        cost += (";" if not cost else "") + " (cost of some trials unknown: no earlier run)"
     judges = f" ({totals['judge_calls']} judge calls)" if totals["judge_calls"] else ""
     triggers = reused_triggers = ""
     if totals["triggers"] or totals["triggers_reused"]:
         triggers = f" and {totals['triggers']} trigger trials"
         reused_triggers = f" and {totals['triggers_reused']} trigger trials"
-    lines.append(f"would run {totals['trials']} trials ({totals['trials']} agent calls{cost}) and "
+    lines.append(f"would run {totals['trials']} trials ({totals['trials']} agent calls) and "
                  f"{totals['grades']} grades{judges}{triggers}; reuse {totals['trials_reused']} trials and "
-                 f"{totals['grades_reused']} grades{reused_triggers}")
+                 f"{totals['grades_reused']} grades{reused_triggers}{cost}")
     return "\n".join(lines)

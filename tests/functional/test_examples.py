@@ -41,7 +41,9 @@ def test_examples_summary_matches_report_and_a_broken_skill_turns_red(repo: Path
     skill.write_text(skill.read_text().replace("catalog.json", "catalog.yaml"))  # the skill now asks for YAML
     red = skillmake(root)
     assert red.returncode == 1
-    assert "catalog: required case 'venues' failed under with_skill (0/2 trials passed)" in red.stderr
+    # The verdict's reasons are printed once, in the spec's summary; the thresholds line points at it.
+    assert "catalog: required case 'venues' failed under with_skill (0/2 trials passed)" in red.stdout
+    assert "catalog: FAILED — 4 reasons in its summary above" in red.stderr
     assert ("✗ venues/with_skill trial 0: file 'catalog.csv' contains 'Blue Door Cafe' — "
             "file 'catalog.csv' was not captured") in red.stderr
     assert "Traceback" not in red.stderr
