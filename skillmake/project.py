@@ -7,7 +7,7 @@ import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import orjson
 
@@ -18,9 +18,6 @@ from .errors import SpecError
 from .keys import KeyMaker
 from .model import Spec
 from .store import Store
-
-if TYPE_CHECKING:
-    from .triggers.keys import TriggerKeys
 
 
 class StateFolders:
@@ -56,16 +53,8 @@ class Project(StateFolders):
     skipped: list[Head] = field(default_factory=list)  # files in other tools' formats, left alone
     # spec name → its run settings and where each came from (`skillmake explain`: "trials: 5 (command line)")
     settings: dict[str, dict[str, overrides.Setting]] = field(default_factory=dict)
-    _trigger_keys: Any = None
-
-    @property
-    def trigger_keys(self) -> TriggerKeys:
-        """Trigger trial keys (triggers/keys.py), sharing this load's agent parts with the trial keys."""
-        if self._trigger_keys is None:
-            from .triggers.keys import TriggerKeys
-
-            self._trigger_keys = TriggerKeys(self.keys)
-        return self._trigger_keys
+    # Per-load caches of the layers above, which this module may not import (triggers.keys.trigger_keys).
+    memo: dict[str, Any] = field(default_factory=dict)
 
     @property
     def work_dir(self) -> Path:

@@ -28,10 +28,10 @@ class _Main(DoitMain):
         return cmds
 
 
-def _module() -> types.ModuleType:
-    from .. import dodo
+def _module() -> dict[str, Any]:
+    from . import creators
 
-    return dodo
+    return creators.namespace()
 
 
 scan_entry_points_once()  # before the first DoitMain: it and the option table below look plugins up

@@ -19,7 +19,7 @@ from ..model import Arm, Case, Spec, TriggerQuery
 from ..project import Project
 from ..results.triggers import skip_reason
 from ..trial import timeout_of
-from ..triggers.keys import Offered
+from ..triggers.keys import Offered, trigger_keys
 from ..triggers.run import timeout_of as trigger_timeout
 from .index import Index, index_path
 
@@ -140,10 +140,10 @@ def plan_spec(project: Project, spec: Spec) -> SpecPlan:
     tests = spec.trigger_tests
     if tests is not None and skip_reason(spec) is None:
         limit_ms = trigger_timeout(spec, tests) * 1000
-        offered = project.trigger_keys.offered(spec, tests)
+        offered = trigger_keys(project).offered(spec, tests)
         for query in tests.queries:
             for k in range(tests.runs):
-                tkey = project.trigger_keys.key(spec, tests, query, k)
+                tkey = trigger_keys(project).key(spec, tests, query, k)
                 facts = index.stored(tkey.key)
                 plan.triggers.append(TriggerItem(spec=spec, query=query, k=k, tkey=tkey, offered=offered,
                                                  cached=facts is not None and facts[1] <= limit_ms,

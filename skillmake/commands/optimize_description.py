@@ -155,6 +155,7 @@ def run(opts: Options) -> int:
     from ..project import new_run_id
     from ..triggers import display, loop, result
     from ..triggers.improve import improver_for
+    from ..triggers.keys import trigger_keys
     from ..triggers.split import split
 
     given = {"judge_model": opts.model, "max_cost": opts.max_cost}  # --model: the improver, chosen as a judge is
@@ -168,7 +169,7 @@ def run(opts: Options) -> int:
     improver = improver_for(spec)
     if opts.max_iterations > 1:
         _check_improver(spec)
-    offered = project.trigger_keys.offered(spec, tests)
+    offered = trigger_keys(project).offered(spec, tests)
     original = offered.description
     with open(spec.skill.skill_md, encoding="utf-8") as f:
         content = f.read()

@@ -13,6 +13,7 @@ from typing import Any
 from ..errors import SkillmakeError
 from ..model import Spec, TriggerQuery, TriggerTests
 from ..project import Project
+from .keys import trigger_keys
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -75,9 +76,9 @@ def evaluate(project: Project, spec: Spec, tests: TriggerTests, description: str
     budget.Gate; a trial it does not admit (the spending cap) does not start and counts as an error."""
     from .run import execute, triggered
 
-    offered = project.trigger_keys.offered(spec, tests, description=description)
+    offered = trigger_keys(project).offered(spec, tests, description=description)
     trials: list[Trial] = [(q, k) for q in queries for k in range(tests.runs)]
-    keys = {(q.id, k): project.trigger_keys.key(spec, tests, q, k, description=description) for q, k in trials}
+    keys = {(q.id, k): trigger_keys(project).key(spec, tests, q, k, description=description) for q, k in trials}
     outcome: dict[tuple[str, int], tuple[bool | None, bool, str | None]] = {}  # fired (None: error), ran, error
     if gate is not None:
         from ..budget import trigger_estimate

@@ -11,6 +11,7 @@ from typing import Any
 from ..canonical import KEY_VERSION, canonical_json, digest_bytes
 from ..keys import KeyMaker, TrialKey, part
 from ..model import Spec, TriggerQuery, TriggerTests
+from ..project import Project
 from ..trigger_spec import skill_identity
 from .stub import STUB_VERSION
 
@@ -59,3 +60,11 @@ class TriggerKeys:
         key = digest_bytes(canonical_json({"key_version": KEY_VERSION, "skill": skill.digest, "run": run.digest,
                                            "agent": agent.digest, "k": k}))
         return TrialKey(key=key, skill=skill, run=run, agent=agent, k=k)
+
+
+def trigger_keys(project: Project) -> TriggerKeys:
+    """The project's trigger trial keys, made once per load and sharing its agent parts with the trial keys."""
+    keys = project.memo.get("trigger_keys")
+    if keys is None:
+        keys = project.memo["trigger_keys"] = TriggerKeys(project.keys)
+    return keys
