@@ -16,7 +16,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
-from skillmake.stats import sequential_decision  # noqa: E402
+from skillmake.core.stats import sequential_decision  # noqa: E402
 
 RATES = (0.5, 0.7, 0.8, 0.9, 0.99)
 

@@ -108,8 +108,8 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--before", help="an older checkout of skillmake to time beside this one")
     opts = parser.parse_args()
-    from skillmake.agents.claude_code import QUIET_ENV
-    from skillmake.agents.cli_common import find_cli
+    from skillmake.run.agents.claude_code import QUIET_ENV
+    from skillmake.run.agents.cli_common import find_cli
 
     claude = find_cli("claude", "SKILLMAKE_CLAUDE")
     if not claude:

@@ -27,7 +27,7 @@ JOBS = 4
 
 def drive(size: int) -> float:
     """Seconds the reporter spends on `size` tasks (half trials, half grades), from initialize to complete_run."""
-    from skillmake.build import reporter as reporter_module
+    from skillmake.engine import reporter as reporter_module
 
     names = [f"{'trial' if i % 2 == 0 else 'grade'}:s/c{i // 4}/with_skill/{i % 4 // 2}" for i in range(size)]
     tasks = {name: SimpleNamespace(name=name, task_dep=[], setup_tasks=[], uptodate=[], file_dep=set(),

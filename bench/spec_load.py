@@ -23,7 +23,7 @@ from noop import build_suite  # noqa: E402
 
 CHILD = """\
 import sys, time
-from skillmake.project import Project
+from skillmake.run.project import Project
 wall, cpu = time.perf_counter(), time.process_time()
 project = Project.open(sys.argv[1])
 print(time.perf_counter() - wall, time.process_time() - cpu, len(project.specs))

@@ -2,10 +2,11 @@
 
 import sys
 
-from . import interrupts  # first: the handlers are in place before the front end imports anything else
+# first: the handlers are in place before the front end imports anything else
+from skillmake.core import interrupts  # first: the handlers are in place before the front end imports anything else
 
 interrupts.install("skillmake")
 
-from .cli import main  # noqa: E402
+from skillmake.commands.cli import main  # noqa: E402
 
 sys.exit(main())

@@ -4,23 +4,17 @@ from __future__ import annotations
 
 # First, before the engine loads: from the dodo.py's import on, Ctrl-C or SIGTERM under plain doit stops every
 # trial's processes, keeps what finished and exits 130 in one line (interrupts.py).
-from . import interrupts
+from skillmake.core import interrupts
 
 interrupts.install_for_doit()
 
 import sys  # noqa: E402
 
-from . import console, process  # noqa: E402
-from .build.config import doit_config  # noqa: E402
-from .build.creators import (  # noqa: E402
-    task_grade,
-    task_report,
-    task_thresholds,
-    task_trial,
-    task_trigger,
-    task_validate,
-)
-from .build.tasks import current_root  # noqa: E402
+from skillmake.core import console  # noqa: E402
+from skillmake.engine.config import doit_config  # noqa: E402
+from skillmake.engine.creators import task_grade, task_report, task_thresholds, task_trial, task_trigger, task_validate  # noqa: E402
+from skillmake.engine.tasks import current_root  # noqa: E402
+from skillmake.run import process  # noqa: E402
 
 __all__ = ["DOIT_CONFIG", "task_grade", "task_report", "task_thresholds", "task_trial", "task_trigger",
            "task_validate"]

@@ -78,7 +78,7 @@ os.environ.setdefault("PYTHONDONTWRITEBYTECODE", "1")
 @pytest.fixture
 def clean_run_settings(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """No run setting from the caller's shell (SKILLMAKE_TRIALS, …) or an earlier test's command line."""
-    from skillmake import overrides
+    from skillmake.spec import overrides
 
     for var in [*overrides.ENV.values(), "SKILLMAKE_COMMAND_LINE_SETTINGS", "SKILLMAKE_ROOT"]:
         monkeypatch.delenv(var, raising=False)
@@ -89,7 +89,7 @@ def clean_run_settings(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 @pytest.fixture
 def judge_waits(monkeypatch: pytest.MonkeyPatch) -> list[float]:
     """The judges' retry waits, recorded instead of slept through."""
-    from skillmake.judges import retry
+    from skillmake.run.judges import retry
 
     recorded: list[float] = []
     monkeypatch.setattr(retry, "_sleep", recorded.append)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ..errors import UsageError, did_you_mean
+from skillmake.core.errors import UsageError, did_you_mean
 
 
 class Parser(argparse.ArgumentParser):

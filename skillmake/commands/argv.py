@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import UsageError
+from skillmake.core.errors import UsageError
 
 # The commands skillmake implements itself (everything else is a doit command or a task name).
 OWN_COMMANDS = ("validate", "explain", "report", "watch", "init", "schema", "import", "promote", "compare",
@@ -200,7 +200,7 @@ def _check_task_word(word: str | None, commands: Mapping[str, Any]) -> None:
     if word is None or word.startswith("-") or ":" in word or word in TASK_GROUPS or word in commands \
             or set(word) & set("*?["):
         return
-    from ..errors import did_you_mean
+    from skillmake.core.errors import did_you_mean
 
     raise UsageError(f"{word!r} is not a command or a task{did_you_mean(word, [*OWN_COMMANDS, *commands])}",
                      hint="`skillmake help` lists the commands; `skillmake list --all` lists the tasks")

@@ -24,9 +24,9 @@ import os
 import sys
 from typing import Any
 
-from ..console import write_line
-from ..errors import EXIT_OK, UsageError
-from .argparser import Parser
+from skillmake.commands.argparser import Parser
+from skillmake.core.console import write_line
+from skillmake.core.errors import EXIT_OK, UsageError
 
 # caliper's exit codes (commands/run.py, commands/validate.py; a bad command line is click's usage error, 2).
 OK, INVALID, BACKEND_ERROR, USAGE_ERROR = 0, 1, 2, 2
@@ -61,8 +61,8 @@ def main(args: list[str]) -> int:
 
 def _load(path: str) -> tuple[Any, int]:
     """(the loaded spec, OK) or (None, INVALID) with the errors printed, as caliper reports them: on stdout."""
-    from ..validate import render_text, validate_files
-    from .specs import project_root
+    from skillmake.commands.specs import project_root
+    from skillmake.spec.validate import render_text, validate_files
 
     if not os.path.isfile(path):
         _say(f"Error: File not found: {path}")
@@ -84,7 +84,7 @@ def _validate(path: str) -> int:
 
 
 def _run(opts: argparse.Namespace) -> int:
-    from .. import cli
+    from skillmake.commands import cli
 
     spec, code = _load(opts.spec)
     if spec is None:
@@ -116,8 +116,8 @@ def _nothing_ran(report: dict[str, Any]) -> bool:
 
 
 def _report(spec: Any) -> dict[str, Any] | None:
-    from ..build.tasks import current_root, project_at
-    from ..results import read_report
+    from skillmake.engine.tasks import current_root, project_at
+    from skillmake.results import read_report
 
     with contextlib.suppress(Exception):
         return read_report(project_at(current_root()).reports_dir / spec.name / "report.json")
@@ -125,8 +125,8 @@ def _report(spec: Any) -> dict[str, Any] | None:
 
 
 def _results(spec: Any, report: dict[str, Any], *, judge: str) -> dict[str, Any]:
-    from ..build.tasks import current_root, project_at
-    from ..results.caliper_results import caliper_results
+    from skillmake.engine.tasks import current_root, project_at
+    from skillmake.results.caliper_results import caliper_results
 
     return caliper_results(project_at(current_root()), spec, report, judge_strategy=judge)
 
@@ -135,7 +135,7 @@ def _save(data: dict[str, Any], spec: Any, output: str | None) -> str:
     """caliper's places: `.caliper/results/<spec>/<time>.json` beside the spec, and --output when given."""
     import orjson
 
-    from .. import atomic
+    from skillmake.core import atomic
 
     def write_plain_json(path: str, value: dict[str, Any]) -> None:
         atomic.write_bytes(path, orjson.dumps(value, option=orjson.OPT_INDENT_2) + b"\n")

@@ -31,8 +31,9 @@ from typing import Any
 
 import orjson
 
-from ..console import paint, write_line
-from ..errors import (
+from skillmake.commands.argparser import Parser
+from skillmake.core.console import paint, write_line
+from skillmake.core.errors import (
     EXIT_FAILED,
     EXIT_INVALID,
     EXIT_NO_SPECS,
@@ -42,9 +43,8 @@ from ..errors import (
     UsageError,
     did_you_mean,
 )
-from ..model import Case, Spec
-from ..project import Project
-from .argparser import Parser
+from skillmake.run.project import Project
+from skillmake.spec.model import Case, Spec
 
 # clauditor's exit codes (docs/cli-reference.md, "Exit codes").
 PASSED, SIGNAL_FAILED, INPUT_ERROR, API_ERROR = 0, 1, 2, 3
@@ -231,8 +231,8 @@ def _grade(opts: argparse.Namespace) -> int:
 
 def _captured(opts: argparse.Namespace, spec: Spec) -> int:
     """clauditor's `grade --output FILE`: skillmake's captured-output mode (captured.py), with the judge's flags."""
-    from ..adapters.clauditor import FLAGS_VAR
-    from ..captured import main as captured_main
+    from skillmake.commands.captured import main as captured_main
+    from skillmake.spec.adapters.clauditor import FLAGS_VAR
 
     if opts.variance:
         raise UsageError("--variance with --output: the capture is graded alone",
@@ -273,7 +273,7 @@ def _validate(opts: argparse.Namespace) -> int:
 
 def _validate_output(opts: argparse.Namespace, spec: Spec) -> int:
     """`validate --output FILE`: the assertions over a captured output (captured.py's scratch store, no model)."""
-    from ..captured import INPUT_FILES_WARNING, choose_case, grade_output
+    from skillmake.commands.captured import INPUT_FILES_WARNING, choose_case, grade_output
 
     try:
         with open(opts.output, "rb") as fh:
@@ -297,8 +297,8 @@ def _checks_only(case: Case) -> Case:
 
 
 def _check_runs(spec_name: str) -> Iterator[Checked]:
-    from ..build.actions import trial_record
-    from ..build.tasks import current_root, plans_at, project_at
+    from skillmake.engine.actions import trial_record
+    from skillmake.engine.tasks import current_root, plans_at, project_at
 
     root = current_root()
     project = project_at(root)
@@ -317,7 +317,7 @@ def _check_runs(spec_name: str) -> Iterator[Checked]:
 
 def _checks_over(project: Project, spec: Spec, case: Case, trial: dict[str, Any], *, cell: str) -> Checked:
     """The case's assertions over one stored trial's outputs (and its kept workspace, for checks that read it)."""
-    from .. import grade
+    from skillmake.run import grade
 
     checks_only = _checks_only(case)
     with grade._workspace(project, checks_only, trial) as workspace:
@@ -373,7 +373,7 @@ def _triggers(opts: argparse.Namespace) -> int:
 
 def _trigger_reasons(spec: Spec, report: dict[str, Any]) -> list[str]:
     """What in the spec's verdict is about its trigger tests: runs missing or failed, and min_trigger_* gates."""
-    from ..results.triggers import trigger_reasons
+    from skillmake.results.triggers import trigger_reasons
 
     return trigger_reasons(spec, report.get("triggers")) + [
         t["message"] for t in report["thresholds"] if t["metric"].startswith("min_trigger_") and not t["passed"]]
@@ -386,7 +386,7 @@ RUNNERS: dict[str, Callable[[argparse.Namespace], int]] = {"grade": _grade, "val
 # --- shared -------------------------------------------------------------------------------------------------
 
 def _project() -> Project:
-    from .specs import project_root
+    from skillmake.commands.specs import project_root
 
     return Project.open(project_root())
 
@@ -401,7 +401,7 @@ def _spec(opts: argparse.Namespace) -> Spec | None:
         if not os.path.exists(opts.skill):
             raise UsageError(f"{opts.skill}: no such skill file", hint="give the skill's .md file (or its SKILL.md)")
         # clauditor's --eval: the spec, wherever it is in the project, runs on the skill this command line names.
-        from ..adapters.clauditor import EVAL_VAR
+        from skillmake.spec.adapters.clauditor import EVAL_VAR
 
         os.environ[EVAL_VAR] = json.dumps({"eval": path, "skill": os.path.abspath(opts.skill)})
         return _loaded(_project(), [path], f"--eval {opts.eval}")
@@ -471,7 +471,7 @@ def _no_api_key(opts: argparse.Namespace) -> bool:
 
 def _run(argv: list[str], *, only: str, opts: argparse.Namespace) -> int:
     """A skillmake run (or `explain …`) of the argv built here; with --json, its lines go to stderr."""
-    from .. import cli
+    from skillmake.commands import cli
 
     stream = contextlib.redirect_stdout(sys.stderr) if opts.json else contextlib.nullcontext()
     with stream:
@@ -483,8 +483,8 @@ def _run(argv: list[str], *, only: str, opts: argparse.Namespace) -> int:
 
 def _write_iteration(spec: Spec) -> None:
     """clauditor's .clauditor/iteration-N/<skill>/ files of this grade (clauditor_iteration.py), said as it says."""
-    from ..build.tasks import current_root
-    from .clauditor_iteration import write_iteration
+    from skillmake.commands.clauditor_iteration import write_iteration
+    from skillmake.engine.tasks import current_root
 
     try:
         written = write_iteration(current_root(), spec)
@@ -496,8 +496,8 @@ def _write_iteration(spec: Spec) -> None:
 
 
 def _report(spec: Spec) -> dict[str, Any] | None:
-    from ..build.tasks import current_root, project_at
-    from ..results import read_report
+    from skillmake.engine.tasks import current_root, project_at
+    from skillmake.results import read_report
 
     return read_report(project_at(current_root()).reports_dir / spec.name / "report.json")
 

@@ -19,8 +19,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from ..adapters.clauditor_assertions import clauditor_name
-from ..model import WITH_SKILL, Spec
+from skillmake.spec.adapters.clauditor_assertions import clauditor_name
+from skillmake.spec.model import WITH_SKILL, Spec
 
 CLAUDITOR_DIR = ".clauditor"
 _ITERATION = re.compile(r"^iteration-(\d+)$")

@@ -15,13 +15,15 @@ from types import SimpleNamespace
 
 import orjson
 
-from .. import budget, fstree, overrides, runlock
-from ..console import write_line
-from ..errors import EXIT_CAPPED, EXIT_FAILED, EXIT_INVALID, EXIT_OK, EXIT_USAGE, UsageError
-from ..model import Case, Spec
-from ..project import Project
-from . import argv as cmdline
-from .framing import named_spec, run_command, say
+from skillmake.commands import argv as cmdline
+from skillmake.commands.framing import named_spec, run_command, say
+from skillmake.core import fstree, runlock
+from skillmake.core.console import write_line
+from skillmake.core.errors import EXIT_CAPPED, EXIT_FAILED, EXIT_INVALID, EXIT_OK, EXIT_USAGE, UsageError
+from skillmake.run import budget
+from skillmake.run.project import Project
+from skillmake.spec import overrides
+from skillmake.spec.model import Case, Spec
 
 OPTIONS = (
     cmdline.Opt("k", "case", "cases", "multi", help="only this case: an id or a glob (repeatable)", metavar="CASE"),
@@ -100,8 +102,8 @@ def parse(args: list[str]) -> Options | None:
 
 
 def run(opts: Options) -> int:
-    from ..config import find_root
-    from ..project import new_run_id
+    from skillmake.run.project import new_run_id
+    from skillmake.spec.config import find_root
 
     given = {"judge_model": opts.judge_model, "judge_provider": opts.judge_provider, "max_cost": opts.max_cost}
     overrides.set_command_line({k: v for k, v in given.items() if v})  # the judge follows, as in a run
@@ -113,7 +115,7 @@ def run(opts: Options) -> int:
     run_id = new_run_id()
     runlock.acquire(project.state_dir, what=" ".join(["skillmake compare", spec.name, *opts.arms])[:80],
                     on_wait=lambda who: _err(f"waiting for {who} to finish (one run per project at a time)"))
-    from .. import process
+    from skillmake.run import process
 
     process.install_interrupt_handlers(raise_keyboard_interrupt=True)  # Ctrl-C stops the trials' processes
     project.work_dir.mkdir(parents=True, exist_ok=True)
@@ -125,8 +127,8 @@ def run(opts: Options) -> int:
 
 
 def _compare(project: Project, spec: Spec, cases: list[Case], opts: Options, *, scratch: Path, run_id: str) -> int:
-    from ..compare import document, outputs, pairs, preflight, table
-    from ..compare.sides import resolve
+    from skillmake.compare import document, outputs, pairs, preflight, table
+    from skillmake.compare.sides import resolve
 
     a, b = resolve(project, spec, list(opts.arms), against=opts.against, previous=opts.previous, scratch=scratch)
     sides = {"A": a, "B": b}

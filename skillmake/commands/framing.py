@@ -8,10 +8,10 @@ import sys
 from collections.abc import Callable
 from typing import TypeVar
 
-from ..console import write_line
-from ..errors import EXIT_INVALID, EXIT_OK, EXIT_USAGE, SkillmakeError, UsageError, did_you_mean
-from ..model import Spec
-from ..project import Project
+from skillmake.core.console import write_line
+from skillmake.core.errors import EXIT_INVALID, EXIT_OK, EXIT_USAGE, SkillmakeError, UsageError, did_you_mean
+from skillmake.run.project import Project
+from skillmake.spec.model import Spec
 
 Opts = TypeVar("Opts")
 

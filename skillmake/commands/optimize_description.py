@@ -15,16 +15,26 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from .. import budget, fstree, overrides, runlock
-from ..console import write_line
-from ..errors import EXIT_CAPPED, EXIT_FAILED, EXIT_INVALID, EXIT_OK, EXIT_USAGE, SkillmakeError, UsageError
-from ..model import Spec, TriggerTests
-from ..project import Project
-from . import argv as cmdline
-from .framing import named_spec, run_command, say
+from skillmake.commands import argv as cmdline
+from skillmake.commands.framing import named_spec, run_command, say
+from skillmake.core import fstree, runlock
+from skillmake.core.console import write_line
+from skillmake.core.errors import (
+    EXIT_CAPPED,
+    EXIT_FAILED,
+    EXIT_INVALID,
+    EXIT_OK,
+    EXIT_USAGE,
+    SkillmakeError,
+    UsageError,
+)
+from skillmake.run import budget
+from skillmake.run.project import Project
+from skillmake.spec import overrides
+from skillmake.spec.model import Spec, TriggerTests
 
 if TYPE_CHECKING:
-    from ..judges.resolve import Choice
+    from skillmake.run.judges.resolve import Choice
 
 OPTIONS = (
     cmdline.Opt("", "max-iterations", "max_iterations", "value", help="rounds at most (default 5)", metavar="N"),
@@ -150,13 +160,13 @@ def _share(values: dict[str, object], name: str, *, above_zero: bool = False) ->
 
 
 def run(opts: Options) -> int:
-    from .. import process
-    from ..config import find_root
-    from ..project import new_run_id
-    from ..triggers import display, loop, result
-    from ..triggers.improve import improver_for
-    from ..triggers.keys import trigger_keys
-    from ..triggers.split import split
+    from skillmake.run import process
+    from skillmake.run.project import new_run_id
+    from skillmake.spec.config import find_root
+    from skillmake.triggers import display, loop, result
+    from skillmake.triggers.improve import improver_for
+    from skillmake.triggers.keys import trigger_keys
+    from skillmake.triggers.split import split
 
     given = {"judge_model": opts.model, "max_cost": opts.max_cost}  # --model: the improver, chosen as a judge is
     if any(given.values()):
@@ -226,7 +236,7 @@ def run(opts: Options) -> int:
 def _head(project: Project, spec: Spec, tests: TriggerTests, choice: Choice, *, name: str, run_id: str
           ) -> dict[str, Any]:
     """The result document's first fields: what was optimised, on which agent, with which improver."""
-    from ..keys import resolved_model
+    from skillmake.run.keys import resolved_model
 
     return {"spec": spec.name, "skill": name, "skill_md": os.path.relpath(spec.skill.skill_md, project.root),
             "generated": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"), "run_id": run_id,
@@ -248,7 +258,7 @@ def _jobs(project: Project, opts: Options) -> int:
 def _apply(spec: Spec, data: dict[str, Any], problems: list[str]) -> str:
     """--apply: write the best description into the skill's file, unless something went wrong (the scores may be
     incomplete); what happened, as the last line of the summary. A refusal joins `problems`."""
-    from ..triggers.apply import ApplyRefused, apply
+    from skillmake.triggers.apply import ApplyRefused, apply
 
     if problems:
         return f"{data['skill_md']} not changed: the loop did not finish cleanly (see below); run it again"
@@ -299,8 +309,8 @@ def _tests(spec: Spec, opts: Options) -> TriggerTests:
 def _check_improver(spec: Spec) -> None:
     """The improver's credentials (or CLI) before any trial is paid for: the judges' own preflight, asked about a
     spec whose only case has a judge."""
-    from ..judges import judge_problems
-    from ..model import Case
+    from skillmake.run.judges import judge_problems
+    from skillmake.spec.model import Case
 
     probe = dataclasses.replace(spec, cases=(Case(id="describe", index=0, rubric="(describe)"),))
     problems = [p.replace("the judge", "the improver", 1) for p in judge_problems([probe])]

@@ -9,7 +9,7 @@ import datetime as dt
 import os
 from typing import Any
 
-from ..results.files import RUN_OUTPUT, read_report, write_json
+from skillmake.results.files import RUN_OUTPUT, read_report, write_json
 
 
 def write_output(path: str, *, judge_strategy: str = "autorater") -> None:
@@ -17,8 +17,8 @@ def write_output(path: str, *, judge_strategy: str = "autorater") -> None:
 
     A spec whose report is missing (its trials could not run) is listed under `missing`, so the file always
     says which specs it speaks for."""
-    from ..build import tasks
-    from ..project import current_run_id
+    from skillmake.engine import tasks
+    from skillmake.run.project import current_run_id
 
     root = tasks.current_root()
     project = tasks.project_at(root)
@@ -37,7 +37,7 @@ def write_output(path: str, *, judge_strategy: str = "autorater") -> None:
             covered.append((plan.spec, report))
     data: dict[str, Any] = {}
     if len(covered) == 1 and not missing:
-        from ..results.caliper_results import caliper_results
+        from skillmake.results.caliper_results import caliper_results
 
         spec, report = covered[0]
         data.update(caliper_results(project, spec, report, judge_strategy=judge_strategy))

@@ -23,15 +23,16 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from .. import atomic, budget
-from ..console import write_line
-from ..errors import EXIT_CAPPED, EXIT_INVALID, EXIT_OK, EXIT_USAGE, SkillmakeError, UsageError
-from ..judges import noise_report, repeats
-from ..model import Arm, Case, Spec
-from ..project import Project
+from skillmake.core import atomic
+from skillmake.core.console import write_line
+from skillmake.core.errors import EXIT_CAPPED, EXIT_INVALID, EXIT_OK, EXIT_USAGE, SkillmakeError, UsageError
+from skillmake.run import budget
+from skillmake.run.judges import noise_report, repeats
+from skillmake.run.project import Project
+from skillmake.spec.model import Arm, Case, Spec
 
 if TYPE_CHECKING:
-    from ..build.plan import Item
+    from skillmake.engine.plan import Item
 
 USAGE = "usage: skillmake rejudge N [SPEC…] [-k EXPR] [--tag TAG] [--failed] [--case ID] [--format text|json]"
 REPORT_FILE = "judge-noise.json"
@@ -154,7 +155,7 @@ class _Options:
             raise UsageError(f"rejudge: --max-flip-rate must be between 0 and 1, not {opts.max_flip_rate}",
                              hint=USAGE)
         if opts.k and opts.k.strip():
-            from ..build import select
+            from skillmake.engine import select
 
             select.parse(opts.k)  # a bad expression is refused before anything loads, as a run refuses it
         return cls(n=n, specs=tuple(opts.specs), k=opts.k, tags=tuple(t for t in opts.tags if t), failed=opts.failed,
@@ -201,9 +202,10 @@ class _Cell:
 
 
 def _rejudge(opts: _Options) -> int:
-    from .. import overrides, runlock
-    from ..project import new_run_id
-    from .specs import project_root
+    from skillmake.commands.specs import project_root
+    from skillmake.core import runlock
+    from skillmake.run.project import new_run_id
+    from skillmake.spec import overrides
 
     try:
         overrides.set_command_line({k: v for k, v in opts.judge.items() if v is not None})
@@ -218,7 +220,7 @@ def _rejudge(opts: _Options) -> int:
     cells, skipped = _cells(project, specs, opts)
     work = repeats.gather(project, cells, opts.n)
     if work.todo:
-        from ..judges.preflight import judge_problems
+        from skillmake.run.judges.preflight import judge_problems
 
         needed = {work.cells[key].spec.name: work.cells[key].spec for key, _ in work.todo}
         problems = judge_problems(list(needed.values()))
@@ -240,7 +242,7 @@ def _rejudge(opts: _Options) -> int:
                                f"{min(jobs, len(work.todo))} at a time…")
         work.run(project, jobs)
     generated = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
-    from ..project import current_run_id
+    from skillmake.run.project import current_run_id
 
     payloads: list[dict[str, Any]] = []
     lines: list[str] = []
@@ -286,15 +288,15 @@ def _say_broken(project: Project) -> set[str]:
     """Print the errors of invalid specs (they are left out; the exit code says so); their names."""
     if not project.broken:
         return set()
-    from ..spec import spec_name_of
-    from ..validate import Validation, render_text
+    from skillmake.spec.loader import spec_name_of
+    from skillmake.spec.validate import Validation, render_text
 
     write_line(sys.stderr, render_text(Validation(errors=[e for errs in project.broken.values() for e in errs])))
     return {spec_name_of(path) for path in project.broken}
 
 
 def _chosen_specs(project: Project, wanted: Sequence[str], broken: set[str]) -> list[Spec]:
-    from ..spec import spec_name_of
+    from skillmake.spec.loader import spec_name_of
 
     if not wanted:
         return list(project.specs)
@@ -317,9 +319,9 @@ def _chosen_specs(project: Project, wanted: Sequence[str], broken: set[str]) -> 
 
 def _cells(project: Project, specs: Sequence[Spec], opts: _Options) -> tuple[list[_Cell], list[tuple[str, str]]]:
     """The judged cells the command line selects whose trials are stored, and the ones skipped (name, why)."""
-    from .. import grade, trial
-    from ..build import select
-    from ..build.plan import plan_spec
+    from skillmake.engine import select
+    from skillmake.engine.plan import plan_spec
+    from skillmake.run import grade, trial
 
     expr = select.parse(opts.k) if opts.k and opts.k.strip() else None
     selection = select.Selection(expr=expr, tags=opts.tags)
@@ -366,7 +368,7 @@ def _judges(spec: Spec, cells: Sequence[_Cell]) -> list[dict[str, Any]]:
 
 
 def _write(path: Any, payload: dict[str, Any]) -> None:
-    from ..schema import validate_record
+    from skillmake.spec.schema import validate_record
 
     validate_record(noise_report.SCHEMA, payload, what=f"judge noise report of {payload['spec']['name']}")
     atomic.write_bytes(path, orjson.dumps(payload, option=orjson.OPT_INDENT_2) + b"\n")

@@ -7,13 +7,21 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..console import write_line
-from ..errors import EXIT_FAILED, EXIT_INTERNAL, EXIT_INVALID, EXIT_NO_SPECS, EXIT_OK, EXIT_USAGE, UsageError
-from .argparser import Parser
-from .argv import Invocation
+from skillmake.commands.argparser import Parser
+from skillmake.commands.argv import Invocation
+from skillmake.core.console import write_line
+from skillmake.core.errors import (
+    EXIT_FAILED,
+    EXIT_INTERNAL,
+    EXIT_INVALID,
+    EXIT_NO_SPECS,
+    EXIT_OK,
+    EXIT_USAGE,
+    UsageError,
+)
 
 if TYPE_CHECKING:
-    from ..project import Project
+    from skillmake.run.project import Project
 
 NO_SPECS = ("skillmake: no spec found (*.eval.yaml, *.eval.yml, *.eval.json) under {root}\n"
             "  hint: write one (see examples/), or point at the project with --root DIR")
@@ -21,7 +29,7 @@ NO_SPECS = ("skillmake: no spec found (*.eval.yaml, *.eval.yml, *.eval.json) und
 
 def project_root() -> str:
     """--root (through SKILLMAKE_ROOT), else the project found upward from here (config.find_root)."""
-    from ..config import find_root
+    from skillmake.spec.config import find_root
 
     return find_root()
 
@@ -43,7 +51,7 @@ def _parse(parser: argparse.ArgumentParser, args: list[str]) -> argparse.Namespa
 
 
 def validate(args: list[str]) -> int:
-    from ..validate import render_json, render_skipped, render_text, validate_files
+    from skillmake.spec.validate import render_json, render_skipped, render_text, validate_files
 
     parser = _parser("skillmake validate", "Check eval specs.")
     parser.add_argument("files", nargs="*", help="spec files (default: every spec under the project root)")
@@ -105,9 +113,9 @@ def _verbose_notes(specs: Sequence[Any], verbose: bool) -> None:
 
 
 def explain(inv: Invocation) -> int:
-    from ..build import explain as explaining
-    from ..build import select
-    from ..build.tasks import judge_preflight
+    from skillmake.engine import explain as explaining
+    from skillmake.engine import select
+    from skillmake.engine.tasks import judge_preflight
 
     root = project_root()
     project, plans = _load(root, ())
@@ -123,12 +131,12 @@ def explain(inv: Invocation) -> int:
     chosen = select.choose(project, plans, select.current())
     invalid: list[str] = []
     if project.broken:
-        from ..validate import Validation, render_text
+        from skillmake.spec.validate import Validation, render_text
 
         invalid = render_text(Validation(errors=[e for errs in project.broken.values() for e in errs])).splitlines()
     stale, totals = explaining.explain(project, plans, chosen=chosen, targets=targets, resample=chosen.resample)
     blocked = judge_preflight(plans, chosen, targets)
-    from .. import budget
+    from skillmake.run import budget
 
     cap = budget.cap_of(project)
     if cap is not None and totals["cost_usd"] > cap + 1e-9:  # what the run would stop with (build/tasks.py)
@@ -152,7 +160,7 @@ def explain(inv: Invocation) -> int:
 def _override_lines(project: Project) -> list[str]:
     """The run settings this command line (or the environment) sets for every spec: `trials: 5 (command line)`;
     then those a spec takes from its format's defaults: `my-skill: trials: 3 (caliper's default)`."""
-    from .. import overrides
+    from skillmake.spec import overrides
 
     given = {name: setting for name in overrides.SETTINGS if (setting := overrides.overridden(name)) is not None}
     return [*overrides.describe(given), *overrides.format_default_lines(project.settings)]
@@ -164,7 +172,7 @@ def report(args: list[str]) -> int:
     opts = _parse(parser, args)
     if isinstance(opts, int):
         return opts
-    from ..build.report import build_and_write
+    from skillmake.engine.report import build_and_write
 
     root = project_root()
     project, plans = _load(root, opts.specs)
@@ -183,7 +191,8 @@ def report(args: list[str]) -> int:
         state = f"{len(failing)} failing: {', '.join(failing)}" if failing else "all gates pass"
         _out(f"nothing changed: {len(unchanged)} spec(s), {sum(n for _, n, _ in unchanged)} cell(s) up to date; "
              f"{state}")
-    from ..view.site import refresh_site  # the viewer's static pages
+    # the viewer's static pages
+    from skillmake.view.site import refresh_site  # the viewer's static pages
     refresh_site(project)
     _out(f"skillmake report: reports in {_shown(project.reports_dir)}/, the viewer's pages in "
          f"{_shown(project.state_dir / 'site' / 'index.html')}")
@@ -194,8 +203,8 @@ def report(args: list[str]) -> int:
 
 def _has_results(project: Project, plan: Any) -> bool:
     """Whether any trial or trigger trial of the spec has a record to show (a result or a last attempt)."""
-    from ..build.report import cells_of
-    from ..triggers.views import record_of
+    from skillmake.engine.report import cells_of
+    from skillmake.triggers.views import record_of
 
     return any(c.trial is not None for c in cells_of(project, plan)) or any(
         record_of(project, plan.spec, t.tkey.key) is not None for t in plan.triggers)
@@ -209,7 +218,7 @@ def _shown(path: Any) -> str:
 
 
 def _load(root: str, names: Sequence[str]) -> tuple[Any, tuple[Any, ...]]:
-    from ..build.tasks import plans_at, project_at
+    from skillmake.engine.tasks import plans_at, project_at
 
     project = project_at(root)
     plans = plans_at(root)

@@ -16,11 +16,11 @@ from typing import Any
 
 import orjson
 
-from ..console import write_line
-from ..errors import EXIT_OK, UsageError
-from ..project import Project
-from ..remote import Remote
-from ..store import GRADE_SCHEMA, TRIAL_SCHEMA
+from skillmake.core.console import write_line
+from skillmake.core.errors import EXIT_OK, UsageError
+from skillmake.run.project import Project
+from skillmake.store.objects import GRADE_SCHEMA, TRIAL_SCHEMA
+from skillmake.store.remote import Remote
 
 BATCH = 256  # records per push batch: every object of a batch goes up before any of its entries
 
@@ -61,7 +61,7 @@ def pull_main(args: Sequence[str]) -> int:
     if unknown:
         raise UsageError(f"pull: no spec named {', '.join(unknown)}",
                          hint=f"the specs: {', '.join(s.name for s in project.specs)}")
-    from ..build.plan import plan_spec
+    from skillmake.engine.plan import plan_spec
 
     before = remote.stats.fetched_records
     store = project.store
@@ -92,7 +92,7 @@ def _progress(what: str, done: int, total: int) -> None:
 
 
 def _open() -> tuple[Project, Remote]:
-    from .specs import project_root
+    from skillmake.commands.specs import project_root
 
     project = Project.open(project_root())
     remote = project.store.remote

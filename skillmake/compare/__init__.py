@@ -1,4 +1,5 @@
-"""Blind A/B comparison (`skillmake compare`): two arms or two skill versions, judged pair by pair in both orders.
+"""Layer 8, compare: blind A/B comparison (`skillmake compare`): two arms or two skill versions, judged pair by
+pair in both orders. Independent of view/ (a contract); imports the engine and below.
 
 Execution layer: sides.py and versions.py (with git.py) say what is compared; outputs.py gets each side's trial
 outputs, from the store or by running them; comparator.py is the judge's request and reply, preflight.py checks

@@ -17,13 +17,13 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from ..agents.base import Usage
-from ..canonical import KEY_VERSION, digest_json
-from ..errors import RecordError
-from ..judges.render import RENDER_VERSION
-from ..judges.resolve import Choice
-from ..store import Store
-from .comparator import NAME, PROMPT_VERSION, Verdict
+from skillmake.compare.comparator import NAME, PROMPT_VERSION, Verdict
+from skillmake.core.canonical import KEY_VERSION, digest_json
+from skillmake.core.errors import RecordError
+from skillmake.run.agents.base import Usage
+from skillmake.run.judges.render import RENDER_VERSION
+from skillmake.run.judges.resolve import Choice
+from skillmake.store.objects import Store
 
 RECORD_SCHEMA = "comparison-record.schema.json"
 RECORD_ID = "skillmake/comparison-record@1"

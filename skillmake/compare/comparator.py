@@ -15,12 +15,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..agents.base import Usage
-from ..judges import verdict
-from ..judges.base import Endpoint, JudgeCallError, JudgeRequest, ProviderReply, ReplyError
-from ..judges.render import material
-from ..model import Case
-from ..redact import redact_text
+from skillmake.core.redact import redact_text
+from skillmake.run.agents.base import Usage
+from skillmake.run.judges import verdict
+from skillmake.run.judges.base import Endpoint, JudgeCallError, JudgeRequest, ProviderReply, ReplyError
+from skillmake.run.judges.render import material
+from skillmake.spec.model import Case
 
 NAME = "compare"
 PROMPT_VERSION = 1  # bump when the wording below changes: every comparison is judged again
@@ -190,7 +190,7 @@ class Answer:
 def ask(request_: JudgeRequest, target: Endpoint) -> Answer:
     """One comparison from the provider `target` names, through the judges' own providers (their retries and
     budgets); an error is returned, not raised, and carries no key."""
-    from ..judges import anthropic_provider, claude_code_provider, codex_provider, openai_provider
+    from skillmake.run.judges import anthropic_provider, claude_code_provider, codex_provider, openai_provider
 
     providers = {"anthropic": anthropic_provider.complete, "openai": openai_provider.complete,
                  "claude-code": claude_code_provider.complete, "codex": codex_provider.complete}

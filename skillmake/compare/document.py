@@ -8,15 +8,15 @@ import re
 from pathlib import Path
 from typing import Any
 
-from ..judges.resolve import choose
-from ..model import Spec
-from ..results.files import write_json
-from .combine import TIE
-from .comparator import NAME, PROMPT_VERSION
-from .outputs import Cells
-from .pairs import CaseResult, Judging, Order, Pair, tally
-from .sides import Side
-from .winrate import WinRate, win_rate
+from skillmake.compare.combine import TIE
+from skillmake.compare.comparator import NAME, PROMPT_VERSION
+from skillmake.compare.outputs import Cells
+from skillmake.compare.pairs import CaseResult, Judging, Order, Pair, tally
+from skillmake.compare.sides import Side
+from skillmake.compare.winrate import WinRate, win_rate
+from skillmake.results.files import write_json
+from skillmake.run.judges.resolve import choose
+from skillmake.spec.model import Spec
 
 RESULT_SCHEMA = "comparison.schema.json"
 RESULT_ID = "skillmake/comparison@1"

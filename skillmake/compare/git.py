@@ -7,7 +7,7 @@ import os
 import subprocess
 import tarfile
 
-from ..errors import SkillmakeError
+from skillmake.core.errors import SkillmakeError
 
 _TIMEOUT = 60.0  # seconds: a hung git (a lock, a network filesystem) must not hold the command up forever
 

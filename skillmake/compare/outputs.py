@@ -8,13 +8,13 @@ from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Any
 
-from .. import trial
-from ..keys import TrialKey
-from ..model import Case
-from ..project import Project
-from ..store import Store
-from .sides import Side
-from .versions import VersionError
+from skillmake.compare.sides import Side
+from skillmake.compare.versions import VersionError
+from skillmake.run import trial
+from skillmake.run.keys import TrialKey
+from skillmake.run.project import Project
+from skillmake.spec.model import Case
+from skillmake.store.objects import Store
 
 USABLE = frozenset({"completed"})  # outcomes with an output to compare; a "cheat" read files it must not
 

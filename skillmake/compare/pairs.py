@@ -10,16 +10,16 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..agents.base import Usage
-from ..judges.base import Endpoint, add_usage
-from ..judges.resolve import Choice, choose, endpoint
-from ..model import Case, Spec
-from ..project import Project, current_run_id
-from . import cache, comparator
-from .combine import TIE, case_winner, from_position, pair_winner
-from .comparator import Verdict
-from .outputs import Cells, load, problem
-from .preflight import check_judge
+from skillmake.compare import cache, comparator
+from skillmake.compare.combine import TIE, case_winner, from_position, pair_winner
+from skillmake.compare.comparator import Verdict
+from skillmake.compare.outputs import Cells, load, problem
+from skillmake.compare.preflight import check_judge
+from skillmake.run.agents.base import Usage
+from skillmake.run.judges.base import Endpoint, add_usage
+from skillmake.run.judges.resolve import Choice, choose, endpoint
+from skillmake.run.project import Project, current_run_id
+from skillmake.spec.model import Case, Spec
 
 ORDERS = (("A", "B"), ("B", "A"))  # A shown first, then B shown first
 
@@ -202,9 +202,9 @@ def _cli_version(choice: Choice) -> str | None:
         return None
     if choice.provider not in memo:
         if choice.provider == "claude-code":
-            from ..judges.claude_code_provider import version
+            from skillmake.run.judges.claude_code_provider import version
         else:
-            from ..judges.codex_provider import version
+            from skillmake.run.judges.codex_provider import version
         memo[choice.provider] = version()
     return memo[choice.provider]
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 
-from ..errors import SkillmakeError
-from ..judges.resolve import choose
-from ..model import Case, Spec
+from skillmake.core.errors import SkillmakeError
+from skillmake.run.judges.resolve import choose
+from skillmake.spec.model import Case, Spec
 
 
 class JudgeUnavailable(SkillmakeError):
@@ -26,7 +26,7 @@ def check_choice(spec: Spec, cases: Sequence[Case]) -> None:
 
 def check_judge(spec: Spec, cases: Sequence[Case]) -> None:
     """Raise JudgeUnavailable when the judge of any of `cases` cannot be reached (the judges' own preflight)."""
-    from ..judges import judge_problems
+    from skillmake.run.judges import judge_problems
 
     # The preflight looks at the cases that have a judge; for a comparison every case has one.
     probe = dataclasses.replace(spec, cases=tuple(dataclasses.replace(c, rubric=c.rubric or "(compare)")

@@ -10,12 +10,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import UsageError
-from ..keys import KeyMaker, Part, TrialKey, part
-from ..model import WITH_SKILL, WITHOUT_SKILL, Arm, Case, Spec
-from ..project import Project
-from . import versions
-from .versions import Version, VersionError
+from skillmake.compare import versions
+from skillmake.compare.versions import Version, VersionError
+from skillmake.core.errors import UsageError
+from skillmake.run.keys import KeyMaker, Part, TrialKey, part
+from skillmake.run.project import Project
+from skillmake.spec.model import WITH_SKILL, WITHOUT_SKILL, Arm, Case, Spec
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -12,14 +12,14 @@ from typing import Any
 
 import orjson
 
-from ..canonical import digest_file, digest_json
-from ..errors import RecordError, SkillmakeError
-from ..model import Skill, Spec
-from ..results.snapshot import SNAPSHOTS
-from ..schema import validate_record
-from ..skillfiles import manifest
-from ..store import Store
-from . import git
+from skillmake.compare import git
+from skillmake.core.canonical import digest_file, digest_json
+from skillmake.core.errors import RecordError, SkillmakeError
+from skillmake.results.snapshot import SNAPSHOTS
+from skillmake.spec.model import Skill, Spec
+from skillmake.spec.schema import validate_record
+from skillmake.spec.skillfiles import manifest
+from skillmake.store.objects import Store
 
 SNAPSHOT_SCHEMA = "snapshot.schema.json"
 

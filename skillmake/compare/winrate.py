@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..stats import Z95, wilson
+from skillmake.core.stats import Z95, wilson
 
 __all__ = ["Z95", "WinRate", "wilson", "win_rate"]
 

@@ -1,9 +1,10 @@
-"""Result files built from records: report.json, grading/timing/benchmark.json, history, JUnit, summary."""
+"""Layer 5, results: what is built from records — report.json, grading/timing/benchmark.json, history, JUnit,
+the summary, and the cells' views (checkout). Imports run and below; never doit."""
 
 from __future__ import annotations
 
-from .benchmark import benchmark_json
-from .files import (
+from skillmake.results.benchmark import benchmark_json
+from skillmake.results.files import (
     append_history,
     last_history_row,
     read_json,
@@ -15,14 +16,14 @@ from .files import (
     write_report,
     write_timing,
 )
-from .grading import grading_json, run_expectations, run_summary, timing_json
-from .history import Change, Comparison, compare, history_row, read_history
-from .junit import junit_xml
-from .publish import Published, publish
-from .report import REPORT_SCHEMA, build_report, report_digest
-from .summary import render_summary
-from .thresholds import Verdict, evaluate_thresholds
-from .verdict import spec_verdict
+from skillmake.results.grading import grading_json, run_expectations, run_summary, timing_json
+from skillmake.results.history import Change, Comparison, compare, history_row, read_history
+from skillmake.results.junit import junit_xml
+from skillmake.results.publish import Published, publish
+from skillmake.results.report import REPORT_SCHEMA, build_report, report_digest
+from skillmake.results.summary import render_summary
+from skillmake.results.thresholds import Verdict, evaluate_thresholds
+from skillmake.results.verdict import spec_verdict
 
 __all__ = [
     "REPORT_SCHEMA", "Change", "Comparison", "Published", "Verdict",

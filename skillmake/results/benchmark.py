@@ -8,9 +8,9 @@ import statistics
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..model import WITH_SKILL, WITHOUT_SKILL, Spec
-from .grading import run_expectations, run_summary
-from .records import Record, durations_ms, group_grades, tokens_of, trials_by_key
+from skillmake.results.grading import run_expectations, run_summary
+from skillmake.results.records import Record, durations_ms, group_grades, tokens_of, trials_by_key
+from skillmake.spec.model import WITH_SKILL, WITHOUT_SKILL, Spec
 
 
 def _spread(values: Sequence[float], *, digits: int) -> dict[str, float | None]:

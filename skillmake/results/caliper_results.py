@@ -11,11 +11,11 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from ..model import WITH_SKILL, WITHOUT_SKILL, Spec
-from ..project import Project
-from ..skillfiles import manifest
-from ..store import GRADE_SCHEMA, TRIAL_SCHEMA
-from .snapshot import project_root
+from skillmake.results.snapshot import project_root
+from skillmake.run.project import Project
+from skillmake.spec.model import WITH_SKILL, WITHOUT_SKILL, Spec
+from skillmake.spec.skillfiles import manifest
+from skillmake.store.objects import GRADE_SCHEMA, TRIAL_SCHEMA
 
 # skillmake's agent kinds as caliper's backend names (adapters/caliper.py maps them the other way).
 BACKENDS: Mapping[str, str] = {"claude-code": "claude-code", "codex": "codex", "anthropic": "claude-api",
@@ -111,7 +111,7 @@ def _skill_snapshot(spec: Spec) -> dict[str, Any]:
     """caliper's SkillSnapshot: the skill's path, its text files (content and sha256) and the git commit."""
     if not spec.skill.present:
         return {"path": "", "git_repo": None, "git_sha": None, "files": {}}
-    from .snapshot import _git
+    from skillmake.results.snapshot import _git
 
     files: dict[str, Any] = {}
     folder = spec.skill.path if spec.skill.kind == "folder" else os.path.dirname(spec.skill.path)

@@ -21,10 +21,10 @@ from typing import Any
 
 import orjson
 
-from .. import atomic
-from ..errors import RecordError, SkillmakeError
-from ..schema import validate_record
-from .history import history_row
+from skillmake.core import atomic
+from skillmake.core.errors import RecordError, SkillmakeError
+from skillmake.results.history import history_row
+from skillmake.spec.schema import validate_record
 
 EVA_HISTORY_FILE = ".eval.jsonl"
 EVA_HISTORY = "eva-history.schema.json"

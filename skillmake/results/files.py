@@ -9,12 +9,12 @@ from typing import Any
 
 import orjson
 
-from .. import atomic
-from ..errors import RecordError
-from ..redact import environment_secrets, redact_bytes
-from ..schema import validate_record
-from .grading import grading_json, timing_json
-from .history import history_line, last_row
+from skillmake.core import atomic
+from skillmake.core.errors import RecordError
+from skillmake.core.redact import environment_secrets, redact_bytes
+from skillmake.results.grading import grading_json, timing_json
+from skillmake.results.history import history_line, last_row
+from skillmake.spec.schema import validate_record
 
 REPORT = "report.schema.json"
 BENCHMARK = "benchmark.schema.json"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Collection
 from typing import Any
 
-from .records import Record, tokens_of
+from skillmake.results.records import Record, tokens_of
 
 _OUTCOME_TEXT = {
     "error": "the trial ran to completion",

@@ -8,8 +8,8 @@ from typing import Any
 
 import orjson
 
-from ..model import WITH_SKILL
-from .report import report_digest
+from skillmake.results.report import report_digest
+from skillmake.spec.model import WITH_SKILL
 
 HISTORY_SCHEMA = "skillmake/history@1"
 

@@ -6,9 +6,9 @@ from collections.abc import Mapping, Sequence
 from html import escape
 from typing import Any
 
-from ..stats import delta
-from .history import Change, compare
-from .report import ci_text, headline_pass_at_k, paired_text
+from skillmake.core.stats import delta
+from skillmake.results.history import Change, compare
+from skillmake.results.report import ci_text, headline_pass_at_k, paired_text
 
 Report = Mapping[str, Any]
 

@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 from xml.etree import ElementTree as ET
 
-from .report import ci_text, paired_text
+from skillmake.results.report import ci_text, paired_text
 
 
 def _rate(row: Mapping[str, Any]) -> str:

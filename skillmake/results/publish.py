@@ -7,13 +7,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..model import Spec
-from .benchmark import benchmark_json, with_history
-from .files import BENCHMARK, append_history, read_json, read_report, write_benchmark, write_report, write_snapshot
-from .history import Comparison, compare, history_row
-from .records import Record
-from .report import build_report, settled
-from .snapshot import SNAPSHOTS, build_snapshot, keep_contents, snapshot_name
+from skillmake.results.benchmark import benchmark_json, with_history
+from skillmake.results.files import (
+    BENCHMARK,
+    append_history,
+    read_json,
+    read_report,
+    write_benchmark,
+    write_report,
+    write_snapshot,
+)
+from skillmake.results.history import Comparison, compare, history_row
+from skillmake.results.records import Record
+from skillmake.results.report import build_report, settled
+from skillmake.results.snapshot import SNAPSHOTS, build_snapshot, keep_contents, snapshot_name
+from skillmake.spec.model import Spec
 
 REPORT_FILE = "report.json"
 BENCHMARK_FILE = "benchmark.json"
@@ -77,7 +85,7 @@ def _archive(folder: Path, digest: str, report: dict[str, Any]) -> None:
     the viewer compares any two runs from them."""
     import orjson
 
-    from .. import atomic
+    from skillmake.core import atomic
 
     path = folder / f"{digest.removeprefix('sha256:')}.json"
     if path.exists():

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from ..model import Spec
+from skillmake.spec.model import Spec
 
 Record = Mapping[str, Any]
 USAGE_FIELDS = ("input_tokens", "output_tokens", "total_tokens", "cost_usd")

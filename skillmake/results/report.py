@@ -5,9 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..canonical import digest_json
-from ..model import WITH_SKILL, WITHOUT_SKILL, Spec
-from ..stats import (
+from skillmake.core.canonical import digest_json
+from skillmake.core.stats import (
     ArmStats,
     CellStats,
     Interval,
@@ -18,10 +17,11 @@ from ..stats import (
     paired_delta,
     wilson_interval,
 )
-from .records import Record, add_usage, durations_ms, group_grades, of_spec, sum_usage, unique
-from .thresholds import evaluate_thresholds
-from .triggers import trigger_gates
-from .verdict import spec_verdict
+from skillmake.results.records import Record, add_usage, durations_ms, group_grades, of_spec, sum_usage, unique
+from skillmake.results.thresholds import evaluate_thresholds
+from skillmake.results.triggers import trigger_gates
+from skillmake.results.verdict import spec_verdict
+from skillmake.spec.model import WITH_SKILL, WITHOUT_SKILL, Spec
 
 REPORT_SCHEMA = "skillmake/report@1"
 # What differs between two runs over the same records: when, which run, and so what it spent vs reused.

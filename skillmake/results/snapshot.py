@@ -11,10 +11,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ..canonical import digest_bytes, digest_json
-from ..model import Spec
-from ..skillfiles import file_digest, manifest
-from .report import report_digest
+from skillmake.core.canonical import digest_bytes, digest_json
+from skillmake.results.report import report_digest
+from skillmake.spec.model import Spec
+from skillmake.spec.skillfiles import file_digest, manifest
 
 SNAPSHOT_SCHEMA = "skillmake/snapshot@1"
 SNAPSHOTS = "snapshots"

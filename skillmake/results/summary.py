@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..model import WITH_SKILL, WITHOUT_SKILL
-from ..stats import delta
-from .history import Change, compare
-from .report import ci_text, headline_pass_at_k, paired_text
+from skillmake.core.stats import delta
+from skillmake.results.history import Change, compare
+from skillmake.results.report import ci_text, headline_pass_at_k, paired_text
+from skillmake.spec.model import WITH_SKILL, WITHOUT_SKILL
 
 Report = Mapping[str, Any]
 

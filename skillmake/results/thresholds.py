@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from ..model import WITH_SKILL, WITHOUT_SKILL, Spec
+from skillmake.spec.model import WITH_SKILL, WITHOUT_SKILL, Spec
 
 _EPS = 1e-9  # 9/10 must meet 0.9 whatever the float rounding
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..model import Spec, TriggerQuery
-from ..stats import wilson_interval
-from .records import Record, sum_usage
-from .thresholds import Verdict, gate
+from skillmake.core.stats import wilson_interval
+from skillmake.results.records import Record, sum_usage
+from skillmake.results.thresholds import Verdict, gate
+from skillmake.spec.model import Spec, TriggerQuery
 
 Run = tuple[TriggerQuery, int, Record | None]  # a query, its run index k, and that run's record (None: not run yet)
 _GATES = {"min_trigger_precision": ("precision", "trigger precision"),

@@ -16,9 +16,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..model import Spec
-from .records import Record, cell_name
-from .triggers import trigger_reasons
+from skillmake.results.records import Record, cell_name
+from skillmake.results.triggers import trigger_reasons
+from skillmake.spec.model import Spec
 
 TRIAL_ERRORS = ("error", "timeout")
 GRADE_ERRORS = ("error", "timeout", "judge_error")

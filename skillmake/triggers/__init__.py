@@ -1,4 +1,5 @@
-"""Trigger (activation) trials, the execution layer: their keys, the stand-in skills they install and running them.
+"""Layer 6, triggers: trigger (activation) trials — their keys, the stand-in skills they install, running them —
+and the description optimiser. Below the engine, which plans trigger trials as tasks; imports results and below.
 
 A trigger trial asks one thing: offered this skill (by name and description) among distractors, does the agent
 pick it for this query? Only the name and description can decide that, so a trial installs stand-ins holding just

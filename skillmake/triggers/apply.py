@@ -10,9 +10,9 @@ import os
 import re
 import stat
 
-from .. import atomic
-from ..errors import SkillmakeError
-from ..skillfiles import split_frontmatter
+from skillmake.core import atomic
+from skillmake.core.errors import SkillmakeError
+from skillmake.spec.skillfiles import split_frontmatter
 
 _KEY = re.compile(r"""^(["']?)description\1[ \t]*:""")
 _NAME = re.compile(r"""^(["']?)name\1[ \t]*:""")

@@ -6,9 +6,9 @@ from __future__ import annotations
 import sys
 from typing import Any, TextIO
 
-from ..console import write_line
-from .loop import Iteration
-from .prompt import LIMIT
+from skillmake.core.console import write_line
+from skillmake.triggers.loop import Iteration
+from skillmake.triggers.prompt import LIMIT
 
 
 def first_line(text: str, limit: int = 100) -> str:

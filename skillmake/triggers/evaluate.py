@@ -10,10 +10,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import SkillmakeError
-from ..model import Spec, TriggerQuery, TriggerTests
-from ..project import Project
-from .keys import trigger_keys
+from skillmake.core.errors import SkillmakeError
+from skillmake.run.project import Project
+from skillmake.spec.model import Spec, TriggerQuery, TriggerTests
+from skillmake.triggers.keys import trigger_keys
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -74,14 +74,14 @@ def evaluate(project: Project, spec: Spec, tests: TriggerTests, description: str
              *, jobs: int, progress: Done | None = None, gate: Any = None) -> Evaluation:
     """Run (or reuse) runs 0..tests.runs-1 of every query with `description` offered as the skill's. `gate`: a
     budget.Gate; a trial it does not admit (the spending cap) does not start and counts as an error."""
-    from .run import execute, triggered
+    from skillmake.triggers.run import execute, triggered
 
     offered = trigger_keys(project).offered(spec, tests, description=description)
     trials: list[Trial] = [(q, k) for q in queries for k in range(tests.runs)]
     keys = {(q.id, k): trigger_keys(project).key(spec, tests, q, k, description=description) for q, k in trials}
     outcome: dict[tuple[str, int], tuple[bool | None, bool, str | None]] = {}  # fired (None: error), ran, error
     if gate is not None:
-        from ..budget import trigger_estimate
+        from skillmake.run.budget import trigger_estimate
 
         estimate = trigger_estimate(project, spec.name)
 

@@ -18,15 +18,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..agents.base import Usage
-from ..canonical import KEY_VERSION, digest_json
-from ..errors import RecordError
-from ..judges.base import Endpoint, JudgeCallError, JudgeRequest, ProviderReply, ReplyError, add_usage
-from ..judges.resolve import Choice
-from ..model import Spec
-from ..redact import redact_text
-from ..store import Store
-from . import prompt
+from skillmake.core.canonical import KEY_VERSION, digest_json
+from skillmake.core.errors import RecordError
+from skillmake.core.redact import redact_text
+from skillmake.run.agents.base import Usage
+from skillmake.run.judges.base import Endpoint, JudgeCallError, JudgeRequest, ProviderReply, ReplyError, add_usage
+from skillmake.run.judges.resolve import Choice
+from skillmake.spec.model import Spec
+from skillmake.store.objects import Store
+from skillmake.triggers import prompt
 
 RECORD_SCHEMA = "description-proposal.schema.json"
 RECORD_ID = "skillmake/description-proposal@1"
@@ -54,16 +54,16 @@ class Improver:
 
 def improver_for(spec: Spec) -> Improver:
     """The spec's judge settings as the improver (the command's --model reaches it as --judge-model would)."""
-    from ..judges.resolve import choose
+    from skillmake.run.judges.resolve import choose
 
     choice = choose(spec)
     version = None
     if choice.provider == "claude-code":
-        from ..judges.claude_code_provider import version as claude_version
+        from skillmake.run.judges.claude_code_provider import version as claude_version
 
         version = claude_version()
     elif choice.provider == "codex":
-        from ..judges.codex_provider import version as codex_version
+        from skillmake.run.judges.codex_provider import version as codex_version
 
         version = codex_version()
     return Improver(choice=choice, temperature=spec.judge.temperature, cli_version=version)
@@ -117,7 +117,7 @@ def propose(store: Store, inputs: dict[str, Any], improver: Improver, *, run_id:
         found = hit["proposal"]
         return Proposal(key=key, description=found["description"], reused=True, calls=hit["calls"],
                         rewritten=found["rewritten"], truncated=found["truncated"])
-    from ..judges.resolve import endpoint
+    from skillmake.run.judges.resolve import endpoint
 
     if improver.choice.error:
         return Proposal(key=key, description=None, error=improver.choice.error)
@@ -182,7 +182,7 @@ def _ask(request: JudgeRequest, target: Endpoint, usage: Usage, replies: list[di
 
 
 def _complete(request: JudgeRequest, target: Endpoint) -> ProviderReply:
-    from ..judges import anthropic_provider, claude_code_provider, codex_provider, openai_provider
+    from skillmake.run.judges import anthropic_provider, claude_code_provider, codex_provider, openai_provider
 
     providers = {"anthropic": anthropic_provider.complete, "openai": openai_provider.complete,
                  "claude-code": claude_code_provider.complete, "codex": codex_provider.complete}

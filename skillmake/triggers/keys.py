@@ -8,12 +8,12 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from ..canonical import KEY_VERSION, canonical_json, digest_bytes
-from ..keys import KeyMaker, TrialKey, part
-from ..model import Spec, TriggerQuery, TriggerTests
-from ..project import Project
-from ..trigger_spec import skill_identity
-from .stub import STUB_VERSION
+from skillmake.core.canonical import KEY_VERSION, canonical_json, digest_bytes
+from skillmake.run.keys import KeyMaker, TrialKey, part
+from skillmake.run.project import Project
+from skillmake.spec.model import Spec, TriggerQuery, TriggerTests
+from skillmake.spec.trigger_spec import skill_identity
+from skillmake.triggers.stub import STUB_VERSION
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -13,11 +13,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..model import Spec, TriggerTests
-from ..project import Project
-from .evaluate import Evaluation, QueryResult, evaluate
-from .improve import Improver, Proposal, key_inputs, propose
-from .split import Split
+from skillmake.run.project import Project
+from skillmake.spec.model import Spec, TriggerTests
+from skillmake.triggers.evaluate import Evaluation, QueryResult, evaluate
+from skillmake.triggers.improve import Improver, Proposal, key_inputs, propose
+from skillmake.triggers.split import Split
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -15,8 +15,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..judges import verdict
-from ..judges.base import JudgeRequest, ProviderReply, ReplyError
+from skillmake.run.judges import verdict
+from skillmake.run.judges.base import JudgeRequest, ProviderReply, ReplyError
 
 NAME = "describe"
 PROMPT_VERSION = 1  # bump when the wording below changes: every cached proposal is asked for again

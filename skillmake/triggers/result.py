@@ -11,10 +11,10 @@ from typing import Any
 
 import orjson
 
-from .. import atomic
-from ..schema import validate_record
-from .evaluate import QueryResult
-from .loop import Iteration, Outcome
+from skillmake.core import atomic
+from skillmake.spec.schema import validate_record
+from skillmake.triggers.evaluate import QueryResult
+from skillmake.triggers.loop import Iteration, Outcome
 
 SCHEMA = "description-optimization.schema.json"
 SCHEMA_ID = "skillmake/description-optimization@1"

@@ -8,14 +8,14 @@ import dataclasses
 from pathlib import Path
 from typing import Any
 
-from .. import fstree
-from .. import trial as trials
-from ..keys import TrialKey
-from ..model import TRIGGER_ARM, Arm, Case, Skill, Spec, TriggerQuery, TriggerTests
-from ..project import Project, current_run_id
-from ..workspace import prepare, scratch_dir
-from .keys import Offered
-from .stub import install_distractors, write_stub
+from skillmake.core import fstree
+from skillmake.run import trial as trials
+from skillmake.run.keys import TrialKey
+from skillmake.run.project import Project, current_run_id
+from skillmake.run.workspace import prepare, scratch_dir
+from skillmake.spec.model import TRIGGER_ARM, Arm, Case, Skill, Spec, TriggerQuery, TriggerTests
+from skillmake.triggers.keys import Offered
+from skillmake.triggers.stub import install_distractors, write_stub
 
 
 def timeout_of(spec: Spec, tests: TriggerTests) -> float:

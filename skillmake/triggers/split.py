@@ -8,7 +8,7 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..model import TriggerQuery
+from skillmake.spec.model import TriggerQuery
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

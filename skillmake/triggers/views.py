@@ -9,14 +9,14 @@ from typing import Any
 
 import orjson
 
-from .. import atomic, fstree
-from .. import trial as trials
-from ..model import TRIGGER_ARM, Spec
-from ..paths import cut_links
-from ..project import Project
-from ..store import TRIAL_SCHEMA
-from ..workspace import TrialDir
-from .run import timeout_of
+from skillmake.core import atomic, fstree
+from skillmake.core.paths import cut_links
+from skillmake.run import trial as trials
+from skillmake.run.project import Project
+from skillmake.run.workspace import TrialDir
+from skillmake.spec.model import TRIGGER_ARM, Spec
+from skillmake.store.objects import TRIAL_SCHEMA
+from skillmake.triggers.run import timeout_of
 
 
 def trigger_dir(project: Project, spec: str, query: str, k: int) -> TrialDir:

@@ -9,7 +9,7 @@ from html import escape
 
 import orjson
 
-from . import markdown
+from skillmake.view import markdown
 
 TEXT_LIMIT = 60_000  # characters of a text artifact shown in a page; the rest behind a link to the whole file
 CSV_ROWS = 200

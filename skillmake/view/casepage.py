@@ -8,10 +8,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from . import artifacts, data, transcript
-from .feedback import Feedback
-from .feedback import run_id as feedback_id
-from .html import Links, Rendered, badge, crumbs, duration, e, money, num, page, rate, tokens
+from skillmake.view import artifacts, data, transcript
+from skillmake.view.feedback import Feedback
+from skillmake.view.feedback import run_id as feedback_id
+from skillmake.view.html import Links, Rendered, badge, crumbs, duration, e, money, num, page, rate, tokens
 
 Report = Mapping[str, Any]
 _MARKDOWNISH = re.compile(r"^(#{1,6} |[-*] |\d+\. |```)|\*\*|\]\(", re.MULTILINE)

@@ -7,11 +7,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..build import explain
-from ..results.history import compare
-from ..results.report import report_digest
-from ..results.snapshot import SNAPSHOTS
-from . import data
+from skillmake.engine import explain
+from skillmake.results.history import compare
+from skillmake.results.report import report_digest
+from skillmake.results.snapshot import SNAPSHOTS
+from skillmake.view import data
 
 Report = Mapping[str, Any]
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..results.report import ci_text, report_digest
-from . import data
-from .compare import RunComparison
-from .html import Links, Rendered, badge, crumbs, delta, e, num, page, table
-from .specpage import options
+from skillmake.results.report import ci_text, report_digest
+from skillmake.view import data
+from skillmake.view.compare import RunComparison
+from skillmake.view.html import Links, Rendered, badge, crumbs, delta, e, num, page, table
+from skillmake.view.specpage import options
 
 _STATUS = {"improved": "pass", "regressed": "fail"}
 

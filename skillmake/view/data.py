@@ -12,16 +12,16 @@ from typing import Any, TypeGuard
 
 import orjson
 
-from .. import atomic
-from ..errors import RecordError
-from ..model import Spec
-from ..project import Project, StateFolders
-from ..results.files import REPORT
-from ..results.history import read_history
-from ..results.report import report_digest
-from ..schema import validate_record
-from ..store import Store
-from . import feedback
+from skillmake.core import atomic
+from skillmake.core.errors import RecordError
+from skillmake.results.files import REPORT
+from skillmake.results.history import read_history
+from skillmake.results.report import report_digest
+from skillmake.run.project import Project, StateFolders
+from skillmake.spec.model import Spec
+from skillmake.spec.schema import validate_record
+from skillmake.store.objects import Store
+from skillmake.view import feedback
 
 ARCHIVE = "archive"  # reports/<spec>/archive/<digest hex>.json: the report of each history row, to compare runs
 ARCHIVE_KEEP = 100
@@ -41,7 +41,7 @@ class Source(StateFolders):
 
     @classmethod
     def of(cls, project: Project, only: tuple[str, ...] = ()) -> Source:
-        from ..spec import spec_name_of
+        from skillmake.spec.loader import spec_name_of
 
         # A spec deleted since its last report is not shown (a run removes its folders too): its loaded specs,
         # and the broken ones by file name, are what the project has.

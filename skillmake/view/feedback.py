@@ -10,9 +10,9 @@ from typing import Any
 
 import orjson
 
-from .. import atomic
-from ..errors import RecordError, SkillmakeError
-from ..schema import validate_record
+from skillmake.core import atomic
+from skillmake.core.errors import RecordError, SkillmakeError
+from skillmake.spec.schema import validate_record
 
 SCHEMA = "feedback.schema.json"
 FILE = "feedback.json"

@@ -9,7 +9,7 @@ from html import escape
 from importlib import resources
 from typing import Any
 
-from ..results.report import ci_text
+from skillmake.results.report import ci_text
 
 # The policy of every page, served (a header) and static (a meta tag, which cannot carry frame-ancestors): no
 # inline script or style, nothing from anywhere but the viewer itself.

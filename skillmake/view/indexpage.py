@@ -7,10 +7,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..stats import delta as minus
-from . import data
-from .feedback import Feedback
-from .html import Links, Rendered, delta, e, money, page, rate, table
+from skillmake.core.stats import delta as minus
+from skillmake.view import data
+from skillmake.view.feedback import Feedback
+from skillmake.view.html import Links, Rendered, delta, e, money, page, rate, table
 
 Report = Mapping[str, Any]
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..results.report import report_digest
-from . import casepage, comparepage, data, indexpage, specpage
-from .compare import runs as compare_runs
-from .html import Rendered
+from skillmake.results.report import report_digest
+from skillmake.view import casepage, comparepage, data, indexpage, specpage
+from skillmake.view.compare import runs as compare_runs
+from skillmake.view.html import Rendered
 
 
 class Pages:

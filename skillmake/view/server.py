@@ -18,11 +18,11 @@ from urllib.parse import parse_qs, urlsplit
 
 import orjson
 
-from ..paths import unsafe_name
-from . import data, feedback
-from .artifacts import CONTENT_TYPES
-from .html import SERVED_CSP, asset
-from .pages import Pages
+from skillmake.core.paths import unsafe_name
+from skillmake.view import data, feedback
+from skillmake.view.artifacts import CONTENT_TYPES
+from skillmake.view.html import SERVED_CSP, asset
+from skillmake.view.pages import Pages
 
 HOST = "127.0.0.1"
 MAX_BODY = 256 * 1024

@@ -14,14 +14,14 @@ from typing import Any
 
 import orjson
 
-from .. import atomic, fstree
-from ..canonical import digest_json
-from ..paths import cut_links
-from ..project import Project
-from ..results.report import report_digest
-from . import data, feedback
-from .html import Links, Rendered, asset
-from .pages import Pages
+from skillmake.core import atomic, fstree
+from skillmake.core.canonical import digest_json
+from skillmake.core.paths import cut_links
+from skillmake.results.report import report_digest
+from skillmake.run.project import Project
+from skillmake.view import data, feedback
+from skillmake.view.html import Links, Rendered, asset
+from skillmake.view.pages import Pages
 
 SITE = "site"
 VERSION = 1  # of the pages' shape: a new one renders every spec again

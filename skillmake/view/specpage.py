@@ -7,11 +7,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..results.report import paired_text
-from ..stats import delta as minus
-from . import data
-from .feedback import Feedback
-from .html import (
+from skillmake.core.stats import delta as minus
+from skillmake.results.report import paired_text
+from skillmake.view import data
+from skillmake.view.feedback import Feedback
+from skillmake.view.html import (
     Links,
     Rendered,
     badge,
@@ -28,7 +28,7 @@ from .html import (
     table,
     tokens,
 )
-from .indexpage import trigger_rates
+from skillmake.view.indexpage import trigger_rates
 
 Report = Mapping[str, Any]
 

@@ -9,7 +9,8 @@ from typing import Any
 
 import orjson
 
-from ..results.history import read_history as json_object_lines  # JSON lines, torn ones skipped
+# JSON lines, torn ones skipped
+from skillmake.results.history import read_history as json_object_lines  # JSON lines, torn ones skipped
 
 ENTRY_LIMIT = 8_000  # characters of one entry shown; a transcript's whole artifact is one link away
 MAX_ENTRIES = 400

@@ -11,10 +11,10 @@ from typing import Any
 
 import orjson
 
-from skillmake.canonical import digest_json
-from skillmake.model import WITH_SKILL, WITHOUT_SKILL, AgentConfig, Arm, Case, Skill, Spec
+from skillmake.core.canonical import digest_json
 from skillmake.results import publish
-from skillmake.store import Store
+from skillmake.spec.model import WITH_SKILL, WITHOUT_SKILL, AgentConfig, Arm, Case, Skill, Spec
+from skillmake.store.objects import Store
 
 # A 1×1 PNG.
 PNG = base64.b64decode("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJ"

@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 
-from skillmake.adapters.clauditor_assertions import clauditor_name, native_check
-from skillmake.checks import CheckContext, run_check
-from skillmake.formats import CLAUDITOR_FORMATS
-from skillmake.model import Check
-from skillmake.spec import load_spec
+from skillmake.run.checks import CheckContext, run_check
+from skillmake.spec.adapters.clauditor_assertions import clauditor_name, native_check
+from skillmake.spec.formats import CLAUDITOR_FORMATS
+from skillmake.spec.loader import load_spec
+from skillmake.spec.model import Check
 from tests.differential.seedtools import ask
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "differential" / "clauditor"

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from skillmake.errors import SpecErrors
-from skillmake.spec import load_spec
+from skillmake.core.errors import SpecErrors
+from skillmake.spec.loader import load_spec
 from tests.differential.seedtools import ask
 
 CORPUS = Path(__file__).resolve().parents[1] / "data" / "differential" / "clauditor" / "specs"

@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from skillmake.agents.cli_common import find_cli
+from skillmake.run.agents.cli_common import find_cli
 
 _HOW = {"claude": "SKILLMAKE_CLAUDE", "codex": "SKILLMAKE_CODEX"}
 

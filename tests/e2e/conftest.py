@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from skillmake.agents import TrialRequest
-from skillmake.model import WITH_SKILL, WITHOUT_SKILL
-from skillmake.spec import load_spec
-from skillmake.workspace import TrialDir, clean_env, prepare
+from skillmake.run.agents import TrialRequest
+from skillmake.run.workspace import TrialDir, clean_env, prepare
+from skillmake.spec.loader import load_spec
+from skillmake.spec.model import WITH_SKILL, WITHOUT_SKILL
 from tests.e2e.cli_fakes import RecordingProxy
 from tests.fakeapi import FAKE_KEY, FakeAPI
 

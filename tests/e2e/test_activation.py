@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from skillmake.agents import get_agent
-from skillmake.agents.base import AgentResult, TrialRequest
+from skillmake.run.agents import get_agent
+from skillmake.run.agents.base import AgentResult, TrialRequest
 from tests.e2e.cli_fakes import RecordingProxy
 from tests.e2e.clis import require_cli
 from tests.e2e.conftest import SKILL_BODY_MARK, SKILL_DESC_MARK, Trials, assert_offline

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from skillmake.agents.base import AgentResult, TrialRequest
-from skillmake.agents.claude_code import AGENT, QUIET_ENV, parse_stream
+from skillmake.run.agents.base import AgentResult, TrialRequest
+from skillmake.run.agents.claude_code import AGENT, QUIET_ENV, parse_stream
 from tests.e2e.cli_fakes import RecordingProxy
 from tests.e2e.clis import require_cli
 from tests.e2e.conftest import SKILL_BODY_MARK, SKILL_DESC_MARK, Trials, assert_no_key, assert_offline
@@ -92,7 +92,7 @@ def test_command_file_skill_runs_as_slash_command(api: FakeAPI, proxy: Recording
 def _with_command_skill(request: TrialRequest, path: Path) -> TrialRequest:
     from dataclasses import replace
 
-    from skillmake.model import Skill
+    from skillmake.spec.model import Skill
 
     return replace(request, skill=Skill(name=path.stem, path=str(path), kind="command"))
 

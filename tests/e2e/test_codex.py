@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from skillmake.agents.base import AgentResult, TrialRequest
-from skillmake.agents.codex import AGENT, config_toml, parse_events
-from skillmake.pricing import price_of
+from skillmake.core.pricing import price_of
+from skillmake.run.agents.base import AgentResult, TrialRequest
+from skillmake.run.agents.codex import AGENT, config_toml, parse_events
 from tests.e2e.cli_fakes import RecordingProxy
 from tests.e2e.clis import require_cli
 from tests.e2e.conftest import SKILL_BODY_MARK, SKILL_DESC_MARK, Trials, assert_no_key, assert_offline

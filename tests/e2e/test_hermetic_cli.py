@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from skillmake import trial
-from skillmake.project import Project
+from skillmake.run import trial
+from skillmake.run.project import Project
 from tests.e2e.cli_fakes import RecordingProxy
 from tests.e2e.clis import require_cli
 from tests.e2e.conftest import SKILL_DESC_MARK, Trials, assert_offline

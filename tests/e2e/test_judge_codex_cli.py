@@ -8,8 +8,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from skillmake.judges import judge_case, judge_key, judge_problems
-from skillmake.model import AgentConfig, Case, JudgeConfig, Skill, Spec
+from skillmake.run.judges import judge_case, judge_key, judge_problems
+from skillmake.spec.model import AgentConfig, Case, JudgeConfig, Skill, Spec
 from tests.e2e.cli_fakes import RecordingProxy
 from tests.e2e.clis import require_cli
 from tests.e2e.conftest import assert_offline

@@ -6,8 +6,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from skillmake.judges import judge_case, judge_key
-from skillmake.model import AgentConfig, Case, JudgeConfig, Skill, Spec
+from skillmake.run.judges import judge_case, judge_key
+from skillmake.spec.model import AgentConfig, Case, JudgeConfig, Skill, Spec
 from tests.e2e.clis import require_cli
 from tests.fakeapi import FAKE_KEY, FakeAPI, Recorded, Reply
 

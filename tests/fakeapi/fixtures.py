@@ -21,7 +21,7 @@ def fake_api() -> Iterator[FakeAPI]:
 def judged_by_fake_api(monkeypatch: pytest.MonkeyPatch, key: str) -> Iterator[FakeAPI]:
     """A FakeAPI that the judges (and SDK agents) reach with `key`: its endpoint variables set, no
     SKILLMAKE_JUDGE_PROVIDER override left from the environment."""
-    from skillmake.judges import resolve
+    from skillmake.run.judges import resolve
 
     with FakeAPI() as fake:
         for name, value in fake.env(key).items():

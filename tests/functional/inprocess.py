@@ -1,9 +1,9 @@
 """Running a plain skillmake command (compare, rejudge, …) in the test process, as `Project.run` runs it in a child.
 
 A child pays for its interpreter and for importing the provider SDK (the anthropic one alone takes seconds) on every
-command; a judge-heavy test makes dozens. `skillmake.cli.main` is called instead, with the command's environment,
-working folder and output captured, and the state a command leaves in its process put back afterwards, so the next
-command starts as a fresh process would:
+command; a judge-heavy test makes dozens. `skillmake.commands.cli.main` is called instead, with the command's
+environment, working folder and output captured, and the state a command leaves in its process put back afterwards,
+so the next command starts as a fresh process would:
 
 - os.environ, whole (commands set SKILLMAKE_RUN_ID and the command-line settings in it);
 - the run lock (held "for the life of the process": released here, or the next command would wait for this one);
@@ -37,7 +37,7 @@ class InProcess:
 
     def run(self, project: Project, *args: str, env: dict[str, str] | None = None, check_views: bool = True) -> Run:
         """As `project.run(*args, env=env)`: the exit code, what it printed, and the agent calls it caused."""
-        from skillmake import cli
+        from skillmake.commands import cli
 
         before = len(project.calls())
         self.capfd.readouterr()  # what the test printed so far is not the command's
@@ -73,10 +73,12 @@ def _environment(env: dict[str, str]) -> Iterator[None]:
 
 @contextlib.contextmanager
 def _process_state() -> Iterator[None]:
-    from skillmake import console, overrides, process, runlock, skillfiles
-    from skillmake.agents import cli_common
-    from skillmake.build import select
     from skillmake.compare import pairs
+    from skillmake.core import console, runlock
+    from skillmake.engine import select
+    from skillmake.run import process
+    from skillmake.run.agents import cli_common
+    from skillmake.spec import overrides, skillfiles
 
     # Memos a fresh process starts without: file digests by (path, inode, size, mtime) — a rewrite of the same size
     # within one mtime tick would read as unchanged — and CLI versions (the compare judge's by provider only).

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from skillmake import fstree
+from skillmake.core import fstree
 
 from .project import AGENT, Project
 
@@ -97,14 +97,14 @@ def test_a_spec_whose_tasks_cannot_be_planned_fails_alone_and_every_other_spec_r
     p = project(tmp_path / "proj", **{"b.eval.yaml": SPEC.replace("id: one", "id: two")})
     # The crash is injected into the real CLI, in its own process: no input is known to cause one any more.
     code = ("import sys\n"
-            "import skillmake.build.tasks as tasks\n"
+            "import skillmake.engine.tasks as tasks\n"
             "real = tasks.plan_spec\n"
             "def plan(project, spec):\n"
             "    if spec.name == 'a':\n"
             "        raise TypeError('str is not valid UTF-8: surrogates not allowed')\n"
             "    return real(project, spec)\n"
             "tasks.plan_spec = plan\n"
-            "from skillmake.cli import main\n"
+            "from skillmake.commands.cli import main\n"
             "sys.exit(main(sys.argv[1:]))\n")
     run = p.run(cmd=[sys.executable, "-c", code, "-n", "2"], check_views=False)
     assert "Traceback" not in run.err + run.out

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from skillmake.discovery import scan
+from skillmake.spec.discovery import scan
 
 from .project import AGENT, Project
 

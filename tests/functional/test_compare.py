@@ -1,7 +1,7 @@
 """`skillmake compare` through the real CLI: a command agent that logs every call, and the anthropic judge at the
 loopback fake, counting agent calls and judge requests for every claim — a rerun asks nothing, a new case asks
 only about its own pairs, swapping A and B reuses both orders, and a judge that prefers whatever it is shown
-first is cancelled by the swap. `compare` runs through `skillmake.cli.main` in this process (inprocess.py); a
+first is cancelled by the swap. `compare` runs through `skillmake.commands.cli.main` in this process (inprocess.py); a
 build (`skillmake` alone) in a child."""
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ import pytest
 
 from .project import Project, copy_of, populated_with_dodo
 
-PLUGIN = '[tool.doit.plugins.command]\nclean = "skillmake.build.clean:Clean"\n'
+PLUGIN = '[tool.doit.plugins.command]\nclean = "skillmake.engine.clean:Clean"\n'
 
 
 def doit(project: Project, *args: str) -> subprocess.CompletedProcess[str]:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from skillmake import cli
+from skillmake.commands import cli
 from tests.fakeapi import FakeAPI, Recorded, Reply
 from tests.functional.project import AGENT, Project
 
@@ -31,7 +31,7 @@ def import_cmd(*args: str) -> list[str]:
     """`skillmake import` once the front end has it; until then the module's own entry point (same function)."""
     if re.search(r"^\s+import\b", cli.COMMANDS, flags=re.MULTILINE):
         return [sys.executable, "-m", "skillmake", "import", *args]
-    return [sys.executable, "-m", "skillmake.importer", *args]
+    return [sys.executable, "-m", "skillmake.commands.importer", *args]
 
 
 def judge(request: Recorded) -> Reply:

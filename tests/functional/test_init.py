@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from skillmake.scaffold import SCHEMA_URL
+from skillmake.commands.scaffold import SCHEMA_URL
 
 from .project import Project
 

@@ -158,7 +158,7 @@ def killed_writer(p: Project) -> Iterator[Path]:
     """A run that died (SIGKILL) in the middle of writing an object: its temp file is still in objects/."""
     script = textwrap.dedent(f"""
         import os, signal, tempfile
-        from skillmake.store import Store
+        from skillmake.store.objects import Store
         store = Store({str(p.root / '.skillmake')!r})
         store.begin_run()
         folder = store.objects / "ab"
@@ -202,8 +202,8 @@ def test_the_first_run_leaves_the_index_and_the_next_no_op_opens_no_record(tmp_p
 
 
 def _plan(root: Path) -> None:
-    from skillmake.build.plan import plan_spec
-    from skillmake.project import Project as Opened
+    from skillmake.engine.plan import plan_spec
+    from skillmake.run.project import Project as Opened
 
     project = Opened.open(str(root))
     for spec in project.specs:
@@ -234,10 +234,10 @@ def _opens_under(prefix: str, action: Callable[[], None]) -> list[str]:
 def test_a_tree_lost_between_plan_and_checkout_is_not_called_never_kept(p: Project) -> None:
     import shutil
 
-    from skillmake.build.plan import plan_spec
-    from skillmake.build.report import cells_of
-    from skillmake.checkout import checkout
-    from skillmake.project import Project as Opened
+    from skillmake.engine.plan import plan_spec
+    from skillmake.engine.report import cells_of
+    from skillmake.results.checkout import checkout
+    from skillmake.run.project import Project as Opened
 
     project = Opened.open(str(p.root))
     plan = plan_spec(project, project.specs[0])

@@ -7,7 +7,7 @@ import os
 import time
 from pathlib import Path
 
-from skillmake.hermetic import work_root
+from skillmake.run.hermetic import work_root
 
 from .project import Project
 

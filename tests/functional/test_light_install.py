@@ -21,7 +21,7 @@ import json, sys
 HEAVY = {HEAVY!r}
 for name in ("anthropic", "openai"):
     sys.modules[name] = None  # `import anthropic` now raises ImportError, as on an install without it
-from skillmake.cli import main
+from skillmake.commands.cli import main
 try:
     code = main(sys.argv[1:])
 finally:

@@ -152,7 +152,7 @@ def test_the_viewer_shows_stdout_beside_the_captured_files(tmp_path: Path) -> No
 # -- watch sees every file the keys read -----------------------------------------------------------------------------
 
 def test_watch_watches_the_agents_script_and_the_check_scripts_the_keys_read(tmp_path: Path) -> None:
-    from skillmake.watch import targets
+    from skillmake.engine.watch import targets
 
     project = Project(tmp_path / "proj")
     project.write("checks/ok.py", "assert True\n")
@@ -214,7 +214,7 @@ def test_info_on_a_stale_task_exits_0_and_a_mistyped_one_says_so(tmp_path: Path,
                                                                  via: str) -> None:
     project = copy_of(populated(tmp_path_factory), tmp_path / "proj")
     project.write("dodo.py", DODO)
-    project.write("pyproject.toml", '[tool.doit.plugins.command]\ninfo = "skillmake.build.info:Info"\n')
+    project.write("pyproject.toml", '[tool.doit.plugins.command]\ninfo = "skillmake.engine.info:Info"\n')
     project.replace("skills/alpha/SKILL.md", "Answer in UPPERCASE.", "Answer in UPPERCASE, always.")
     cmd = [sys.executable, "-m", "doit"] if via == "doit" else [sys.executable, "-m", "skillmake"]
     stale = project.run(cmd=[*cmd, "info", "trial:alpha/one/with_skill/0"])

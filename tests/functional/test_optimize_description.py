@@ -1,8 +1,8 @@
 """`skillmake optimize-description` through the real CLI: the stand-in `claude` of trigger_fakes.py (it fires the first
 installed skill whose description shares a word of five letters or more with the query, and logs every call) and the
 improver at the loopback fake API, scripted by the description it is shown. Every claim counts calls: agent calls at
-the stand-in's log, improver calls at the fake API. The command runs through `skillmake.cli.main` in this process
-(inprocess.py), except under Ctrl-C, which needs a process of its own to signal.
+the stand-in's log, improver calls at the fake API. The command runs through `skillmake.commands.cli.main` in this
+process (inprocess.py), except under Ctrl-C, which needs a process of its own to signal.
 
 With holdout 0.4 and seed 42 the seven queries below split into
   train: activities-for-children…, fun-outings-with-toddlers, find-kid-activities…, find-a-place-to-eat…, weather

@@ -15,7 +15,8 @@ from .project import Project, Run
 from .test_seed_eva import _config, _project
 
 # The lead wires `promote` into cli.py; until then the command is its module's main().
-PROMOTE = [sys.executable, "-c", "import sys; from skillmake.promote import main; sys.exit(main(sys.argv[1:]))"]
+PROMOTE = [sys.executable, "-c",
+           "import sys; from skillmake.commands.promote import main; sys.exit(main(sys.argv[1:]))"]
 
 
 def promote(p: Project, *args: str) -> Run:

@@ -361,8 +361,8 @@ EXAMPLES = REPO / "tests" / "data" / "schemas"
 def test_the_schemas_against_their_examples(name: str) -> None:
     """Good examples validate and bad ones fail, with jsonschema and with skillmake's own validator (what writes and
     reads them). Until tests/unit/test_result_schemas.py lists these names, this is where they are checked."""
-    from skillmake.errors import RecordError
-    from skillmake.schema import validate_record
+    from skillmake.core.errors import RecordError
+    from skillmake.spec.schema import validate_record
 
     schema = json.loads((REPO / "schemas" / f"{name}.schema.json").read_text())
     Draft7Validator.check_schema(schema)

@@ -1,4 +1,4 @@
-"""The shared remote store (skillmake/remote.py), run for real: S3 through moto's server on 127.0.0.1, and a
+"""The shared remote store (skillmake/store/remote.py), run for real: S3 through moto's server on 127.0.0.1, and a
 shared folder through file://. Calls are counted at the agent's log and at the fake judge API."""
 
 from __future__ import annotations
@@ -91,7 +91,7 @@ def remote_files(fs: Any, root: str) -> dict[str, bytes]:
 
 def dangling(files: dict[str, bytes], root: str) -> list[str]:
     """Entries in the remote naming an object (an output, a kept tree, a tree's file) the remote lacks."""
-    from skillmake.store import named_objects
+    from skillmake.store.objects import named_objects
 
     def obj(digest: str) -> str:
         return f"{root}/objects/{digest[7:9]}/{digest[9:]}"

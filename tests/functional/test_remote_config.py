@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from skillmake import remote
+from skillmake.store import remote
 
 from .project import Project
 
@@ -66,5 +66,5 @@ def test_a_remote_in_the_config_costs_validate_and_a_warm_no_op_no_fsspec_import
         run = p.run(*args, cmd=[sys.executable, "-X", "importtime", "-m", "skillmake", *args], check_views=False)
         assert run.code == 0, run.out + run.err
         imported = {line.rsplit("|", 1)[-1].strip() for line in run.err.splitlines() if "|" in line}
-        assert "skillmake.remote" in imported or args, imported  # the run path did load the remote module…
+        assert "skillmake.store.remote" in imported or args, imported  # the run path did load the remote module…
         assert not {m for m in imported if m.split(".")[0] in ("fsspec", "s3fs", "botocore", "aiobotocore")}

@@ -50,13 +50,13 @@ class Seen:  # asked first for every module not imported yet (finds none itself)
             log.write(json.dumps(seen) + "\\n")
         return None
 sys.meta_path.insert(0, Seen)
-import skillmake.grade as grading
+import skillmake.run.grade as grading
 execute = grading.execute
 def logged(*args, **kwargs):
     log.write(json.dumps({"grade": True, "t": time.monotonic(), "thread": threading.current_thread().name}) + "\\n")
     return execute(*args, **kwargs)
 grading.execute = logged
-from skillmake.cli import main
+from skillmake.commands.cli import main
 sys.exit(main(sys.argv[2:]))
 '''
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from skillmake.spec import load_spec
+from skillmake.spec.loader import load_spec
 
 from .project import Project
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-import skillmake.rules
+import skillmake.spec.rules
 from tests.fakeapi.reply import Reply
 from tests.fakeapi.server import FakeAPI
 
@@ -20,7 +20,7 @@ from .project import Project
 SEEDS = Path(__file__).resolve().parents[1] / "data" / "seeds" / "eva"
 # A .xml prompt file as the thing under test needs the model change proposed in the eva report (Skill kind
 # "prompt"); until it lands the seeds are refused with "'prompt.xml' is not a .md file".
-PROMPT_SKILLS = hasattr(skillmake.rules, "PROMPT_SUFFIXES")
+PROMPT_SKILLS = hasattr(skillmake.spec.rules, "PROMPT_SUFFIXES")
 needs_prompt_skill = pytest.mark.xfail(not PROMPT_SKILLS, strict=True,
                                        reason="a prompt.xml skill needs Skill(kind='prompt') (eva report, gap 1)")
 

@@ -1,4 +1,4 @@
-"""The spending cap (`--max-cost USD`, `max_cost` in the config; skillmake/budget.py), through the real CLI against
+"""The spending cap (`--max-cost USD`, `max_cost` in the config; skillmake/run/budget.py), through the real CLI against
 the loopback fake API: every trial is one /v1/messages request the fake answers with 100,000 input tokens of
 claude-sonnet-4-6 ($3 per million), so each costs exactly $0.30 and the requests the fake counts are the trials that
 ran. In every test what was spent stays within the cap."""

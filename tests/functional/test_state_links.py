@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from skillmake.paths import cut_links
+from skillmake.core.paths import cut_links
 
 from .project import AGENT, Project
 
@@ -64,7 +64,7 @@ def test_a_linked_view_or_report_folder_is_never_written_or_deleted_through(tmp_
     state = p.root / ".skillmake"
     target = state / linked
     if target.exists():
-        from skillmake import fstree
+        from skillmake.core import fstree
 
         fstree.remove_tree(target)
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -87,7 +87,7 @@ def test_doit_clean_removes_a_link_not_what_it_points_at(tmp_path: Path) -> None
     assert p.run().code == 0
     out = outside_folder(tmp_path, "outside")
     before = snapshot(out)
-    from skillmake import fstree
+    from skillmake.core import fstree
 
     fstree.remove_tree(p.root / ".skillmake/reports/a")
     (p.root / ".skillmake/reports/a").symlink_to(out, target_is_directory=True)

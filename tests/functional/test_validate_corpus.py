@@ -133,7 +133,7 @@ def test_bad_usage_exits_3(tmp_path: Path) -> None:
 
 def test_the_editor_save_path_imports_nothing_heavy() -> None:
     """Speed lives in bench/validate.py; this guards its cause: validate never imports these (~70–300 ms)."""
-    code = ("import sys; from skillmake.cli import main; "
+    code = ("import sys; from skillmake.commands.cli import main; "
             "code = main(['validate', '--quiet', 'examples/shout.eval.yaml', 'examples/summarize.eval.yaml']); "
             "print(code); print(' '.join(sorted(sys.modules)))")
     env = {**os.environ, "PYTHONPATH": str(REPO)}

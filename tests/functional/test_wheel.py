@@ -16,7 +16,7 @@ def test_wheel_ships_the_schemas_and_validates_from_them(repo: Path, tmp_path: P
     names = zipfile.ZipFile(wheel).namelist()
     shipped = {Path(n).name for n in names if n.startswith("skillmake/schemas/")}
     assert {p.name for p in (repo / "schemas").glob("*.schema.json")} <= shipped
-    assert "skillmake/build/tasks.py" in names and "skillmake/agents/command.py" in names
+    assert "skillmake/engine/tasks.py" in names and "skillmake/run/agents/command.py" in names
 
     site = tmp_path / "site"
     zipfile.ZipFile(wheel).extractall(site)
@@ -25,8 +25,9 @@ def test_wheel_ships_the_schemas_and_validates_from_them(repo: Path, tmp_path: P
     (tmp_path / "proj" / "p.eval.yaml").write_text(
         "skill: skills/s\nagent: {kind: command, command: echo}\ncases: [{id: a, prompt: hi, checks: "
         "[{type: regexp, pattern: x}]}]\n")
-    code = ("import sys, skillmake.schema as s; assert str(s.schema_dir()).startswith(sys.argv[1]), s.schema_dir(); "
-            "from skillmake.cli import main; sys.exit(main(['validate', 'p.eval.yaml']))")
+    code = ("import sys, skillmake.spec.schema as s; "
+            "assert str(s.schema_dir()).startswith(sys.argv[1]), s.schema_dir(); "
+            "from skillmake.commands.cli import main; sys.exit(main(['validate', 'p.eval.yaml']))")
     run = subprocess.run([sys.executable, "-I", "-c", f"import sys; sys.path.insert(0, {str(site)!r}); {code}",
                           str(site)], cwd=tmp_path / "proj", capture_output=True, text=True, timeout=60)
     assert run.returncode == 2, run.stderr

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from skillmake.canonical import digest_json
-from skillmake.model import WITH_SKILL, WITHOUT_SKILL, AgentConfig, Arm, Case, Skill, Spec, Thresholds
-from skillmake.schema import validate_record
+from skillmake.core.canonical import digest_json
+from skillmake.spec.model import WITH_SKILL, WITHOUT_SKILL, AgentConfig, Arm, Case, Skill, Spec, Thresholds
+from skillmake.spec.schema import validate_record
 
 
 def make_spec(*, trials: int = 2, thresholds: Thresholds | None = None, baseline: bool = True,

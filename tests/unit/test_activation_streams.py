@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 from jsonschema import Draft7Validator
 
-from skillmake.agents import claude_code, claude_stream, codex
-from skillmake.agents.claude_code import ToolUse
+from skillmake.run.agents import claude_code, claude_stream, codex
+from skillmake.run.agents.claude_code import ToolUse
 
 REPO = Path(__file__).resolve().parent.parent.parent
 STREAMS = REPO / "tests" / "data" / "streams"

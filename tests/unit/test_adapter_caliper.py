@@ -9,16 +9,16 @@ from pathlib import Path
 import pytest
 from jsonschema import Draft7Validator
 
-from skillmake import overrides
-from skillmake.adapters import adapter, supported
-from skillmake.adapters.caliper import ADAPTER, assert_check, task_id
-from skillmake.adapters.detect import foreign_format
-from skillmake.config import Config
-from skillmake.errors import SpecErrors
-from skillmake.keys import KeyMaker, grade_part
-from skillmake.model import Spec
-from skillmake.source import read_source
-from skillmake.spec import load_spec
+from skillmake.core.errors import SpecErrors
+from skillmake.run.keys import KeyMaker, grade_part
+from skillmake.spec import overrides
+from skillmake.spec.adapters import adapter, supported
+from skillmake.spec.adapters.caliper import ADAPTER, assert_check, task_id
+from skillmake.spec.adapters.detect import foreign_format
+from skillmake.spec.config import Config
+from skillmake.spec.loader import load_spec
+from skillmake.spec.model import Spec
+from skillmake.spec.source import read_source
 
 REPO = Path(__file__).resolve().parents[2]
 SCHEMA = json.loads((REPO / "schemas" / "caliper.schema.json").read_text())

@@ -9,12 +9,12 @@ from typing import Any
 import pytest
 from jsonschema import Draft7Validator
 
-from skillmake.adapters import adapter
-from skillmake.adapters.clauditor import ADAPTER, harness, judge_provider, skill_of
-from skillmake.adapters.detect import foreign_format
-from skillmake.errors import SpecErrors
-from skillmake.source import read_source
-from skillmake.spec import load_spec
+from skillmake.core.errors import SpecErrors
+from skillmake.spec.adapters import adapter
+from skillmake.spec.adapters.clauditor import ADAPTER, harness, judge_provider, skill_of
+from skillmake.spec.adapters.detect import foreign_format
+from skillmake.spec.loader import load_spec
+from skillmake.spec.source import read_source
 
 REPO = Path(__file__).resolve().parents[2]
 SCHEMA = json.loads((REPO / "schemas" / "clauditor.schema.json").read_text())

@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 from jsonschema import Draft7Validator
 
-from skillmake.adapters import skill_creator
-from skillmake.adapters.detect import foreign_format
-from skillmake.errors import SpecErrors
-from skillmake.source import read_source
-from skillmake.spec import load_spec
+from skillmake.core.errors import SpecErrors
+from skillmake.spec.adapters import skill_creator
+from skillmake.spec.adapters.detect import foreign_format
+from skillmake.spec.loader import load_spec
+from skillmake.spec.source import read_source
 
 REPO = Path(__file__).resolve().parents[2]
 SEEDS = REPO / "tests" / "data" / "seeds" / "skill-creator"

@@ -8,10 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from skillmake import pricing, settings
-from skillmake.agents import AgentResult, TrialRequest, api_call, get_agent
-from skillmake.model import AgentConfig, Case, Skill, Spec
-from skillmake.redact import REDACTED
+from skillmake.core import pricing
+from skillmake.core.redact import REDACTED
+from skillmake.run.agents import AgentResult, TrialRequest, api_call, get_agent
+from skillmake.spec import settings
+from skillmake.spec.model import AgentConfig, Case, Skill, Spec
 from tests.fakeapi import FakeAPI, Reply
 
 KEY = "sk-test-0123456789abcdef-secret"

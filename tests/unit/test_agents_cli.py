@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from skillmake.agents import claude_code, cli_common, codex
-from skillmake.agents.base import TrialRequest
-from skillmake.model import AgentConfig, Skill
-from skillmake.redact import redact_bytes, redact_text
-from skillmake.spec import load_spec
-from skillmake.workspace import clean_env
+from skillmake.core.redact import redact_bytes, redact_text
+from skillmake.run.agents import claude_code, cli_common, codex
+from skillmake.run.agents.base import TrialRequest
+from skillmake.run.workspace import clean_env
+from skillmake.spec.loader import load_spec
+from skillmake.spec.model import AgentConfig, Skill
 from tests.conftest import write
 
 STREAMS = Path(__file__).resolve().parent.parent / "data" / "streams"

@@ -1,11 +1,11 @@
-"""Agreement between repeated judgings (skillmake/judges/agreement.py): Fleiss' kappa against published worked
+"""Agreement between repeated judgings (skillmake/run/judges/agreement.py): Fleiss' kappa against published worked
 examples, its degenerate cases, flip rate, minority share and the score's spread."""
 
 from __future__ import annotations
 
 import pytest
 
-from skillmake.judges.agreement import (
+from skillmake.run.judges.agreement import (
     NO_SUBJECTS,
     NO_VARIANCE,
     agreement,

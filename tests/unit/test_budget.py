@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from skillmake.budget import Ledger, usd
+from skillmake.run.budget import Ledger, usd
 
 
 def test_concurrent_admissions_never_overspend(tmp_path: Path) -> None:

@@ -9,11 +9,11 @@ from collections.abc import Mapping
 
 import pytest
 
-from skillmake import cli, overrides
-from skillmake.build.main import doit_options
-from skillmake.commands import argv
+from skillmake.commands import argv, cli
 from skillmake.commands.argv import Invocation, Opt
-from skillmake.errors import UsageError
+from skillmake.core.errors import UsageError
+from skillmake.engine.main import doit_options
+from skillmake.spec import overrides
 
 
 @functools.cache

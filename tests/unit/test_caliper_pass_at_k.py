@@ -11,11 +11,11 @@ from typing import Any
 import orjson
 import pytest
 
-from skillmake.model import WITH_SKILL, WITHOUT_SKILL, Spec
+from skillmake.core.stats import arm_stats, cell_stats, pass_at_k, pass_at_k_caliper
 from skillmake.results import build_report, read_report, render_summary, write_report
 from skillmake.results.html import html_report
-from skillmake.schema import validate_record
-from skillmake.stats import arm_stats, cell_stats, pass_at_k, pass_at_k_caliper
+from skillmake.spec.model import WITH_SKILL, WITHOUT_SKILL, Spec
+from skillmake.spec.schema import validate_record
 
 sys.path.insert(0, str(Path(__file__).parent))
 from results_fixtures import make_spec, scenario
@@ -113,7 +113,7 @@ def test_an_older_report_still_reads_back_and_renders(tmp_path: Path) -> None:
 
 
 def test_a_spec_loaded_from_caliper_says_so() -> None:
-    from skillmake.spec import load_spec
+    from skillmake.spec.loader import load_spec
 
     seed = REPO / "tests" / "data" / "seeds" / "caliper" / "quick-start"
     assert load_spec(str(seed / "my-skill.eval.yaml"), root=str(seed)).format == "caliper"

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from skillmake import overrides
-from skillmake.build.main import doit_options
 from skillmake.commands import argv
-from skillmake.keys import KeyMaker
-from skillmake.model import Spec
-from skillmake.project import Project
+from skillmake.engine.main import doit_options
+from skillmake.run.keys import KeyMaker
+from skillmake.run.project import Project
+from skillmake.spec import overrides
+from skillmake.spec.model import Spec
 from tests.conftest import write
 
 SEED = Path(__file__).resolve().parents[1] / "data" / "seeds" / "caliper" / "quick-start"

@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from skillmake.errors import SpecErrors
-from skillmake.grade import judge_part
-from skillmake.judges.preflight import judge_problems
-from skillmake.judges.resolve import choose, judge_key
-from skillmake.keys import KeyMaker, grade_part
-from skillmake.model import Spec
-from skillmake.spec import load_spec
+from skillmake.core.errors import SpecErrors
+from skillmake.run.grade import judge_part
+from skillmake.run.judges.preflight import judge_problems
+from skillmake.run.judges.resolve import choose, judge_key
+from skillmake.run.keys import KeyMaker, grade_part
+from skillmake.spec.loader import load_spec
+from skillmake.spec.model import Spec
 
 PLAIN = """\
 skill: skills/s

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from skillmake.checks import REGISTRY, CheckContext, describe, run_check, run_checks
-from skillmake.model import Check
+from skillmake.run.checks import REGISTRY, CheckContext, describe, run_check, run_checks
+from skillmake.spec.model import Check
 from tests.loopback import serve
 
 SCHEMA_TYPES = json.loads((Path(__file__).resolve().parents[2] / "schemas/spec.schema.json").read_text())[
@@ -376,7 +376,7 @@ cases:
 
 def test_checks_run_on_a_loaded_spec(tmp_path: Path) -> None:
     """The spec loader's Check.params are what the check functions read (defaults included)."""
-    from skillmake.spec import load_spec
+    from skillmake.spec.loader import load_spec
 
     (tmp_path / "skills/s").mkdir(parents=True)
     (tmp_path / "skills/s/SKILL.md").write_text("---\nname: s\ndescription: says things\n---\nSay things.\n")

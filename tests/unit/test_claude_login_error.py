@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from skillmake.agents import TrialRequest, claude_code
-from skillmake.spec import load_spec
-from skillmake.workspace import clean_env
+from skillmake.run.agents import TrialRequest, claude_code
+from skillmake.run.workspace import clean_env
+from skillmake.spec.loader import load_spec
 from tests.conftest import write
 
 # What Claude Code 2.1.328 prints in -p stream-json mode without any credentials (recorded against the loopback

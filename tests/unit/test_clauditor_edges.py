@@ -9,13 +9,13 @@ from typing import Any
 
 import pytest
 
-from skillmake.adapters.clauditor import ADAPTER, EnvValueError, harness, judge_provider
-from skillmake.adapters.detect import seed_file, seed_spec_name
-from skillmake.errors import SpecErrors
-from skillmake.paths import not_skill
-from skillmake.schema import spec_errors
-from skillmake.source import read_source
-from skillmake.spec import load_spec
+from skillmake.core.errors import SpecErrors
+from skillmake.core.paths import not_skill
+from skillmake.spec.adapters.clauditor import ADAPTER, EnvValueError, harness, judge_provider
+from skillmake.spec.adapters.detect import seed_file, seed_spec_name
+from skillmake.spec.loader import load_spec
+from skillmake.spec.schema import spec_errors
+from skillmake.spec.source import read_source
 
 NO_CLAUDE = {"PATH": "/nonexistent"}
 

@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 
-from skillmake.adapters.clauditor import ADAPTER, FLAGS_VAR, chosen, harness, judge_provider
 from skillmake.commands import argv as cmdline
 from skillmake.commands.clauditor import clauditor_exit
-from skillmake.errors import UsageError
-from skillmake.source import read_source
+from skillmake.core.errors import UsageError
+from skillmake.spec.adapters.clauditor import ADAPTER, FLAGS_VAR, chosen, harness, judge_provider
+from skillmake.spec.source import read_source
 
 NO_CLAUDE = {"PATH": "/nonexistent"}
 

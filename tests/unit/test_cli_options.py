@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from skillmake.build.config import doit_config
-from skillmake.build.main import doit_options, exit_code
 from skillmake.commands import argv
 from skillmake.commands.argv import Invocation, Opt
-from skillmake.errors import EXIT_FAILED, EXIT_INTERNAL, EXIT_INVALID, EXIT_NO_SPECS, EXIT_USAGE, UsageError
+from skillmake.core.errors import EXIT_FAILED, EXIT_INTERNAL, EXIT_INVALID, EXIT_NO_SPECS, EXIT_USAGE, UsageError
+from skillmake.engine.config import doit_config
+from skillmake.engine.main import doit_options, exit_code
 
 
 @functools.cache

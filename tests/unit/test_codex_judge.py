@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from skillmake import grade
-from skillmake.judges import judge_case, judge_key, judge_problems, resolve
-from skillmake.model import AgentConfig, Case, JudgeConfig, Skill, Spec
+from skillmake.run import grade
+from skillmake.run.judges import judge_case, judge_key, judge_problems, resolve
+from skillmake.spec.model import AgentConfig, Case, JudgeConfig, Skill, Spec
 from tests.fakeapi.claude_cli import FakeClaude
 
 CASE = Case(id="c1", index=0, prompt="Summarise.", rubric="Is it faithful?", expectations=("It is short.",))

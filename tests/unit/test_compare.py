@@ -10,17 +10,17 @@ from typing import Any
 
 import pytest
 
-from skillmake.agents.base import Usage
-from skillmake.canonical import KEY_VERSION, digest_json
 from skillmake.commands.compare import parse
 from skillmake.compare import cache, comparator, document
 from skillmake.compare.combine import TIE, case_winner, from_position, pair_winner
 from skillmake.compare.winrate import WinRate, wilson, win_rate
-from skillmake.errors import UsageError
-from skillmake.judges.base import JudgeRequest, ProviderReply, ReplyError
-from skillmake.judges.resolve import Choice
-from skillmake.model import Case
-from skillmake.store import Store
+from skillmake.core.canonical import KEY_VERSION, digest_json
+from skillmake.core.errors import UsageError
+from skillmake.run.agents.base import Usage
+from skillmake.run.judges.base import JudgeRequest, ProviderReply, ReplyError
+from skillmake.run.judges.resolve import Choice
+from skillmake.spec.model import Case
+from skillmake.store.objects import Store
 
 D1, D2 = "sha256:" + "1" * 64, "sha256:" + "2" * 64
 ANTHROPIC = Choice(provider="anthropic", model="claude-sonnet-4-6")
@@ -349,7 +349,7 @@ def fake(monkeypatch: pytest.MonkeyPatch) -> Any:
 
 
 def test_ask_reads_a_forced_tool_call_from_the_anthropic_judge(fake: Any) -> None:
-    from skillmake.judges.resolve import endpoint
+    from skillmake.run.judges.resolve import endpoint
     from tests.fakeapi import Reply
 
     fake.enqueue(Reply.tool_use("record_verdict", {"winner": "2", "reasoning": "Output 2 is right."}),
@@ -362,7 +362,7 @@ def test_ask_reads_a_forced_tool_call_from_the_anthropic_judge(fake: Any) -> Non
 
 
 def test_ask_reads_json_text_from_the_openai_judge(fake: Any) -> None:
-    from skillmake.judges.resolve import endpoint
+    from skillmake.run.judges.resolve import endpoint
     from tests.fakeapi import Reply
 
     fake.enqueue(Reply.text('{"rubric": {}, "output_quality": {}, "reasoning": "Same.", "winner": "tie"}'),
@@ -375,7 +375,7 @@ def test_ask_reads_json_text_from_the_openai_judge(fake: Any) -> None:
 
 
 def test_ask_returns_a_judge_error_without_the_key(fake: Any) -> None:
-    from skillmake.judges.resolve import endpoint
+    from skillmake.run.judges.resolve import endpoint
     from tests.fakeapi import Reply
 
     fake.enqueue(Reply.error(401, "bad key sk-compare-test-key-0123456789"), endpoint="/v1/messages")

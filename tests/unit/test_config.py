@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from jsonschema import Draft7Validator
 
-from skillmake.config import ConfigErrors, find_root, load_config
+from skillmake.spec.config import ConfigErrors, find_root, load_config
 from tests.conftest import write
 
 REPO = Path(__file__).resolve().parents[2]

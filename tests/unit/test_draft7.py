@@ -1,4 +1,4 @@
-"""skillmake.draft7 agrees with jsonschema's Draft7Validator: same errors, messages and paths, on every spec."""
+"""skillmake.spec.draft7 agrees with jsonschema's Draft7Validator: same errors, messages and paths, on every spec."""
 
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 from jsonschema import Draft7Validator
 
-from skillmake import draft7
-from skillmake.errors import SpecError
-from skillmake.schema import SPEC, load_schema, validator
-from skillmake.source import read_source
+from skillmake.core.errors import SpecError
+from skillmake.spec import draft7
+from skillmake.spec.schema import SPEC, load_schema, validator
+from skillmake.spec.source import read_source
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from skillmake.errors import SpecError, SpecErrors
-from skillmake.source import read_source
-from skillmake.spec import load_spec
+from skillmake.core.errors import SpecError, SpecErrors
+from skillmake.spec.loader import load_spec
+from skillmake.spec.source import read_source
 
 
 def syntax(name: str, text: str | None) -> str:

@@ -13,13 +13,13 @@ import pytest
 from jsonschema import Draft7Validator
 from results_fixtures import make_spec, scenario
 
-from skillmake.adapters.eva import is_eva_spec
-from skillmake.errors import RecordError, SkillmakeError
-from skillmake.model import Skill, Thresholds
-from skillmake.promote import promoted, read_state, state_path
+from skillmake.commands.promote import promoted, read_state, state_path
+from skillmake.core.errors import RecordError, SkillmakeError
 from skillmake.results import build_report
 from skillmake.results.eva_history import append_eva_row, eva_history_path, eva_row, read_eva_rows
-from skillmake.spec import load_spec
+from skillmake.spec.adapters.eva import is_eva_spec
+from skillmake.spec.loader import load_spec
+from skillmake.spec.model import Skill, Thresholds
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "tests" / "data" / "schemas"

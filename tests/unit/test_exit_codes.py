@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from skillmake import cli
-from skillmake.errors import EXIT_CODES, EXIT_NO_SPECS, exit_code_lines, exit_code_table
+from skillmake.commands import cli
+from skillmake.core.errors import EXIT_CODES, EXIT_NO_SPECS, exit_code_lines, exit_code_table
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from skillmake.formats import FORMATS, compile_format, find_values, list_formats, matches, search_pattern
+from skillmake.spec.formats import FORMATS, compile_format, find_values, list_formats, matches, search_pattern
 
 GOOD: dict[str, list[str]] = {
     "currency_eur": ["€12", "€ 1.234,56", "1.234,56 €", "EUR 99", "12,50€", "1 234,56 EUR"],

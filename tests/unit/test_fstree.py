@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from skillmake import fstree
-from skillmake.model import Case
-from skillmake.workspace import CAPTURE_MAX_FILES, capture, materialize, snapshot
+from skillmake.core import fstree
+from skillmake.run.workspace import CAPTURE_MAX_FILES, capture, materialize, snapshot
+from skillmake.spec.model import Case
 
 
 def _deep(root: Path, levels: int) -> Path:
@@ -144,7 +144,7 @@ def test_snapshot_and_materialize_round_trip_links_and_modes(tmp_path: Path) -> 
 
 
 def test_snapshot_over_the_keep_limits_is_not_kept(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from skillmake import workspace
+    from skillmake.run import workspace
 
     monkeypatch.setattr(workspace, "KEEP_MAX_FILES", 2)
     for i in range(3):

@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 
-from skillmake.agents import AgentResult, TrialRequest
-from skillmake.agents.claude_code import AGENT, HANG_ERROR, interactive_hang, parse_stream
-from skillmake.process import Completed
-from skillmake.spec import load_spec
-from skillmake.workspace import clean_env
+from skillmake.run.agents import AgentResult, TrialRequest
+from skillmake.run.agents.claude_code import AGENT, HANG_ERROR, interactive_hang, parse_stream
+from skillmake.run.process import Completed
+from skillmake.run.workspace import clean_env
+from skillmake.spec.loader import load_spec
 
 STREAMS = Path(__file__).resolve().parent.parent / "data" / "streams"
 

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from skillmake import hermetic
-from skillmake.canonical import canonical_json, digest_bytes
-from skillmake.model import Skill
-from skillmake.staging import Changed, check_programs, copy_verified, stage_skill
+from skillmake.core.canonical import canonical_json, digest_bytes
+from skillmake.run import hermetic
+from skillmake.run.staging import Changed, check_programs, copy_verified, stage_skill
+from skillmake.spec.model import Skill
 
 
 @pytest.fixture(autouse=True)
@@ -148,8 +148,8 @@ def test_an_agent_program_other_than_its_key_is_refused(tmp_path: Path) -> None:
 
 
 def test_an_api_agent_is_sent_the_system_prompt_its_key_names(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from skillmake import trial
-    from skillmake.project import Project
+    from skillmake.run import trial
+    from skillmake.run.project import Project
     from tests.fakeapi import FakeAPI, Reply
 
     root = tmp_path / "proj"

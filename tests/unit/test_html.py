@@ -8,9 +8,9 @@ from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
-from skillmake.model import WITH_SKILL, WITHOUT_SKILL, Thresholds
 from skillmake.results import build_report
 from skillmake.results.html import html_report
+from skillmake.spec.model import WITH_SKILL, WITHOUT_SKILL, Thresholds
 
 sys.path.insert(0, str(Path(__file__).parent))
 from results_fixtures import grade_record, make_spec, scenario, trial_record

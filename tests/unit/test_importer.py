@@ -13,14 +13,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from skillmake import grade as grading
-from skillmake import importer, overrides, yamltext
-from skillmake.canonical import canonical_json
-from skillmake.config import load_config
-from skillmake.keys import KeyMaker, grade_part
-from skillmake.model import Spec
-from skillmake.source import read_source, read_yaml
-from skillmake.spec import load_spec
+from skillmake.commands import importer
+from skillmake.core.canonical import canonical_json
+from skillmake.run import grade as grading
+from skillmake.run.keys import KeyMaker, grade_part
+from skillmake.spec import overrides, yamltext
+from skillmake.spec.config import load_config
+from skillmake.spec.loader import load_spec
+from skillmake.spec.model import Spec
+from skillmake.spec.source import read_source, read_yaml
 
 SEEDS = Path(__file__).resolve().parents[1] / "data" / "seeds"
 # Every verbatim example of the four seed documents: (format, its folder under tests/data/seeds/<format>/, the file)

@@ -9,11 +9,11 @@ from typing import Any
 import pytest
 
 from skillmake.compare.winrate import win_rate
-from skillmake.model import WITH_SKILL, WITHOUT_SKILL, Thresholds
+from skillmake.core.stats import mixture_log_wealth, paired_delta, sequential_decision, wilson, wilson_interval
 from skillmake.results.report import ci_text, paired_baseline, rate_ci
 from skillmake.results.thresholds import bound_gate, evaluate_thresholds
 from skillmake.results.triggers import _ci as trigger_ci
-from skillmake.stats import mixture_log_wealth, paired_delta, sequential_decision, wilson, wilson_interval
+from skillmake.spec.model import WITH_SKILL, WITHOUT_SKILL, Thresholds
 
 Z = 1.959963984540054  # Φ⁻¹(0.975), written here rather than imported
 

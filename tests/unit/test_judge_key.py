@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from skillmake import grade
-from skillmake.judges import judge_key, resolve
-from skillmake.keys import KEY_VERSION
-from skillmake.model import AgentConfig, Case, JudgeConfig, Skill, Spec
+from skillmake.run import grade
+from skillmake.run.judges import judge_key, resolve
+from skillmake.run.keys import KEY_VERSION
+from skillmake.spec.model import AgentConfig, Case, JudgeConfig, Skill, Spec
 from tests.fakeapi.claude_cli import FakeClaude
 
 CASE = Case(id="c1", index=0, prompt="Summarise.", rubric="Is it faithful?")

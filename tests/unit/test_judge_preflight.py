@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from skillmake.judges import judge_case, judge_problems, resolve
-from skillmake.model import AgentConfig, Case, JudgeConfig, Skill, Spec
+from skillmake.run.judges import judge_case, judge_problems, resolve
+from skillmake.spec.model import AgentConfig, Case, JudgeConfig, Skill, Spec
 from tests.fakeapi import FakeAPI
 from tests.fakeapi.claude_cli import FakeClaude
 

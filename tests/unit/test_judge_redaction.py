@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from skillmake.judges import JudgeOutcome, judge_case, retry
-from skillmake.model import AgentConfig, Case, JudgeConfig, Skill, Spec
-from skillmake.redact import REDACTED
+from skillmake.core.redact import REDACTED
+from skillmake.run.judges import JudgeOutcome, judge_case, retry
+from skillmake.spec.model import AgentConfig, Case, JudgeConfig, Skill, Spec
 from tests.fakeapi import FakeAPI, Reply
 from tests.fakeapi.claude_cli import FakeClaude
 from tests.fakeapi.fixtures import judged_by_fake_api

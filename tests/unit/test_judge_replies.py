@@ -15,14 +15,14 @@ from typing import Any
 
 import pytest
 
-from skillmake.agents.base import Usage
-from skillmake.judges import JudgeOutcome, judge_case, verdict
-from skillmake.judges import criteria as criteria_judge
-from skillmake.judges import expectations as expectations_judge
-from skillmake.judges import rubric as rubric_judge
-from skillmake.judges import sections as sections_judge
-from skillmake.judges.base import ProviderReply, ReplyError
-from skillmake.model import AgentConfig, Case, Criterion, JudgeConfig, Skill, Spec
+from skillmake.run.agents.base import Usage
+from skillmake.run.judges import JudgeOutcome, judge_case, verdict
+from skillmake.run.judges import criteria as criteria_judge
+from skillmake.run.judges import expectations as expectations_judge
+from skillmake.run.judges import rubric as rubric_judge
+from skillmake.run.judges import sections as sections_judge
+from skillmake.run.judges.base import ProviderReply, ReplyError
+from skillmake.spec.model import AgentConfig, Case, Criterion, JudgeConfig, Skill, Spec
 from tests.fakeapi import FakeAPI, Reply
 from tests.fakeapi.claude_cli import FakeClaude
 from tests.fakeapi.fixtures import judged_by_fake_api

@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from skillmake import grade
-from skillmake.errors import SpecErrors
-from skillmake.judges import judge_case, resolve
-from skillmake.spec import load_spec
+from skillmake.core.errors import SpecErrors
+from skillmake.run import grade
+from skillmake.run.judges import judge_case, resolve
+from skillmake.spec.loader import load_spec
 from tests.fakeapi import FakeAPI, Reply
 from tests.fakeapi.fixtures import judged_by_fake_api
 from tests.unit.test_judge_key import CASE, grade_key, make_spec

@@ -11,10 +11,10 @@ from typing import Any
 import jsonschema
 import pytest
 
-from skillmake.judges import JudgeOutcome, judge_case, judge_key, resolve, retry
-from skillmake.judges import criteria as criteria_judge
-from skillmake.judges import rubric as rubric_judge
-from skillmake.model import AgentConfig, Case, Criterion, JudgeConfig, Skill, Spec, Thresholds
+from skillmake.run.judges import JudgeOutcome, judge_case, judge_key, resolve, retry
+from skillmake.run.judges import criteria as criteria_judge
+from skillmake.run.judges import rubric as rubric_judge
+from skillmake.spec.model import AgentConfig, Case, Criterion, JudgeConfig, Skill, Spec, Thresholds
 from tests.fakeapi import FakeAPI, Reply
 from tests.fakeapi.fixtures import judged_by_fake_api
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from skillmake.keys import KeyMaker, grade_part
-from skillmake.model import WITH_SKILL, WITHOUT_SKILL, Spec
-from skillmake.spec import load_spec
+from skillmake.run.keys import KeyMaker, grade_part
+from skillmake.spec.loader import load_spec
+from skillmake.spec.model import WITH_SKILL, WITHOUT_SKILL, Spec
 
 SPEC = """\
 skill: skills/s

@@ -11,10 +11,10 @@ from typing import Any, ClassVar
 
 import pytest
 
-from skillmake import sdk
-from skillmake.judges import anthropic_provider as provider
-from skillmake.judges import retry
-from skillmake.judges.base import TOOL_NAME, Endpoint, JudgeCallError, JudgeRequest
+from skillmake.run import sdk
+from skillmake.run.judges import anthropic_provider as provider
+from skillmake.run.judges import retry
+from skillmake.run.judges.base import TOOL_NAME, Endpoint, JudgeCallError, JudgeRequest
 from tests.fakeapi import FakeAPI, Reply
 
 KEY = "sk-test-anthropic-pins-0123456789"

@@ -1,4 +1,4 @@
-"""Pins from the mutation run (bench/mutation.py) over skillmake/checks/: verdicts on error paths, evidence text at
+"""Pins from the mutation run (bench/mutation.py) over skillmake/run/checks/: verdicts on error paths, evidence text at
 its clipping and listing limits, and urls_reachable at the 2xx boundaries against a loopback server."""
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from skillmake import process
-from skillmake.checks import CheckContext, run_check
-from skillmake.model import Check
+from skillmake.run import process
+from skillmake.run.checks import CheckContext, run_check
+from skillmake.spec.model import Check
 from tests.loopback import serve
 
 

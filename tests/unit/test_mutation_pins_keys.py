@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from skillmake.keys import KeyMaker, grade_part, resolved_model
-from skillmake.model import WITH_SKILL, WITHOUT_SKILL, Spec
-from skillmake.spec import load_spec
+from skillmake.run.keys import KeyMaker, grade_part, resolved_model
+from skillmake.spec.loader import load_spec
+from skillmake.spec.model import WITH_SKILL, WITHOUT_SKILL, Spec
 
 SPEC = """\
 skill: skills/s

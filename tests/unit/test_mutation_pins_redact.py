@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from skillmake.redact import REDACTED, redact_bytes, redact_text
+from skillmake.core.redact import REDACTED, redact_bytes, redact_text
 
 
 def test_a_four_character_secret_is_redacted_and_a_three_character_one_is_not() -> None:

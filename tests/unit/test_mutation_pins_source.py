@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from skillmake.errors import SpecError
-from skillmake.source import MAX_DEPTH, escape, read_source
+from skillmake.core.errors import SpecError
+from skillmake.spec.source import MAX_DEPTH, escape, read_source
 
 
 def where(exc: pytest.ExceptionInfo[SpecError]) -> tuple[int, int]:

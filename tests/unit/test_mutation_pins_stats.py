@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from skillmake.stats import OUTCOMES, arm_stats, baseline_delta, cell_stats, pass_at_k, pass_hat_k, stability
+from skillmake.core.stats import OUTCOMES, arm_stats, baseline_delta, cell_stats, pass_at_k, pass_hat_k, stability
 
 
 def g(outcome: str, *verdicts: tuple[str, str, bool], score: float | None = None) -> dict[str, Any]:

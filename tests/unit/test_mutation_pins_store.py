@@ -6,8 +6,8 @@ from pathlib import Path
 
 import orjson
 
-from skillmake.canonical import digest_bytes
-from skillmake.store import TRIAL_SCHEMA, Store
+from skillmake.core.canonical import digest_bytes
+from skillmake.store.objects import TRIAL_SCHEMA, Store
 
 
 def test_a_json_object_round_trips_and_a_missing_one_is_none(tmp_path: Path) -> None:

@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from skillmake.model import WITH_SKILL, WITHOUT_SKILL, AgentConfig, Arm, Case, Skill, Spec, Thresholds
 from skillmake.results.thresholds import evaluate_thresholds, failing
+from skillmake.spec.model import WITH_SKILL, WITHOUT_SKILL, AgentConfig, Arm, Case, Skill, Spec, Thresholds
 
 AGENT = AgentConfig(kind="command", command=("python3", "agent.py"))
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from skillmake.skillfiles import split_frontmatter
+from skillmake.spec.skillfiles import split_frontmatter
 from skillmake.triggers.apply import ApplyRefused, apply, quoted, with_description
 
 NEW = "Use this skill for kids' activities: parks, museums & \"fun\" #outings"

@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from skillmake.agents.base import Usage
-from skillmake.judges.base import JudgeCallError, JudgeRequest, ProviderReply, ReplyError
-from skillmake.judges.resolve import Choice
-from skillmake.store import Store
+from skillmake.run.agents.base import Usage
+from skillmake.run.judges.base import JudgeCallError, JudgeRequest, ProviderReply, ReplyError
+from skillmake.run.judges.resolve import Choice
+from skillmake.store.objects import Store
 from skillmake.triggers import improve, prompt
 from skillmake.triggers.improve import Improver, key_inputs, propose
 

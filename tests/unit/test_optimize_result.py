@@ -9,9 +9,9 @@ from pathlib import Path
 import orjson
 import pytest
 
-from skillmake.agents.base import Usage
-from skillmake.errors import RecordError
-from skillmake.model import TriggerQuery
+from skillmake.core.errors import RecordError
+from skillmake.run.agents.base import Usage
+from skillmake.spec.model import TriggerQuery
 from skillmake.triggers import result
 from skillmake.triggers.evaluate import Evaluation, QueryResult, passes
 from skillmake.triggers.improve import Proposal

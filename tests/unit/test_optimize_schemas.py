@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from skillmake.canonical import digest_json
+from skillmake.core.canonical import digest_json
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "data" / "schemas"
 

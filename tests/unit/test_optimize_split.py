@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from skillmake.model import TriggerQuery
+from skillmake.spec.model import TriggerQuery
 from skillmake.triggers.split import held_out, split
 
 

@@ -1,4 +1,4 @@
-"""skillmake.oswalk: os.walk's answers without its recursion, and discovery that never crashes on a deep folder."""
+"""skillmake.core.oswalk: os.walk's answers without its recursion, and discovery that never crashes on a deep folder."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from skillmake import fstree, oswalk
-from skillmake.discovery import MAX_SEARCH_DEPTH, discover
+from skillmake.core import fstree, oswalk
+from skillmake.spec.discovery import MAX_SEARCH_DEPTH, discover
 
 SPEC = "skill: s\ncases: []\n"
 

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from skillmake import overrides
-from skillmake.judges import resolve
-from skillmake.model import Spec
-from skillmake.project import Project
+from skillmake.run.judges import resolve
+from skillmake.run.project import Project
+from skillmake.spec import overrides
+from skillmake.spec.model import Spec
 from tests.conftest import write
 
 SPEC = """\

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from skillmake import parsecache
-from skillmake.errors import SpecErrors
-from skillmake.parsecache import ParseCache
-from skillmake.project import Project
-from skillmake.source import read_source
-from skillmake.spec import load_spec
+from skillmake.core.errors import SpecErrors
+from skillmake.run.project import Project
+from skillmake.spec import parsecache
+from skillmake.spec.loader import load_spec
+from skillmake.spec.parsecache import ParseCache
+from skillmake.spec.source import read_source
 
 REPO = Path(__file__).resolve().parents[2]
 INVALID = REPO / "tests" / "data" / "invalid"

@@ -1,4 +1,4 @@
-"""Where a spec's paths may point (skillmake.paths and the loader's use of it): skills under the project root or an
+"""Where a spec's paths may point (skillmake.core.paths and the loader's use of it): skills under the project root or an
 allowed root, links kept inside the skill folder at validation, hashing and install time, safe names, numbers."""
 
 from __future__ import annotations
@@ -8,14 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from skillmake.agents.cli_common import install_skill_folder
-from skillmake.errors import SkillmakeError, SpecErrors
-from skillmake.model import Skill
-from skillmake.paths import ALLOWED_ROOTS_VAR, allowed_roots, unsafe_name, workspace_path_problem
-from skillmake.schema import SPEC, load_schema, reference_validator, validator
-from skillmake.skillfiles import manifest
-from skillmake.source import read_source
-from skillmake.spec import load_spec
+from skillmake.core.errors import SkillmakeError, SpecErrors
+from skillmake.core.paths import ALLOWED_ROOTS_VAR, allowed_roots, unsafe_name, workspace_path_problem
+from skillmake.run.agents.cli_common import install_skill_folder
+from skillmake.spec.loader import load_spec
+from skillmake.spec.model import Skill
+from skillmake.spec.schema import SPEC, load_schema, reference_validator, validator
+from skillmake.spec.skillfiles import manifest
+from skillmake.spec.source import read_source
 
 SPEC_TEXT = """\
 skill: {skill}

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import orjson
 
-from skillmake.build.plan import plan_spec
-from skillmake.canonical import digest_json
-from skillmake.project import Project
-from skillmake.trial import execute
+from skillmake.core.canonical import digest_json
+from skillmake.engine.plan import plan_spec
+from skillmake.run.project import Project
+from skillmake.run.trial import execute
 from tests.unit.test_plan import make
 
 

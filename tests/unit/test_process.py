@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from skillmake import process
+from skillmake.run import process
 from tests.proclist import live
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="counts processes through /proc")
@@ -218,7 +218,7 @@ def test_a_signal_another_thread_received_stops_the_trial_at_once(tmp_path: Path
 def test_a_sweep_ends_other_sessions_below_this_process_and_spares_live_supervisors(tmp_path: Path) -> None:
     # A thread-mode run sweeps while other trials run: their supervisors (registered, own session) and what runs
     # below them must be spared, and so must the run's own children in its session (doit workers, git).
-    from skillmake import reaper
+    from skillmake.run import reaper
 
     escaped = subprocess.Popen(["sleep", "30"], start_new_session=True)  # as a daemon re-parented to the run
     own = subprocess.Popen(["sleep", "30"])  # the run's own child, in its session

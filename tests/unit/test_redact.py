@@ -1,4 +1,4 @@
-"""skillmake.redact: which environment values are credentials, and redacting them out of data and written bytes."""
+"""skillmake.core.redact: which environment values are credentials, and redacting them out of data and written bytes."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from skillmake.redact import REDACTED, environment_secrets, redact_bytes, redact_data
+from skillmake.core.redact import REDACTED, environment_secrets, redact_bytes, redact_data
 
 
 def test_credentials_are_found_by_name_and_flags_and_locations_are_not() -> None:
@@ -43,7 +43,7 @@ def test_bytes_are_redacted_also_where_json_escaped_the_secret() -> None:
 
 def test_the_store_redacts_records_and_attempts_where_it_writes_them(tmp_path: Path,
                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
-    from skillmake.store import TRIAL_SCHEMA, Store
+    from skillmake.store.objects import TRIAL_SCHEMA, Store
     from tests.unit.test_store import trial_record
 
     key = "sk-ant-api03-STORE-WRITE-0123456789"

@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from skillmake import console
-from skillmake.build import reporter as reporter_module
-from skillmake.build.reporter import SkillmakeReporter
+from skillmake.core import console
+from skillmake.engine import reporter as reporter_module
+from skillmake.engine.reporter import SkillmakeReporter
 
 
 class Clock:

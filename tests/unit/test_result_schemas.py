@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from jsonschema import Draft7Validator
 
-from skillmake.schema import validator
+from skillmake.spec.schema import validator
 
 REPO = Path(__file__).resolve().parents[2]
 NAMES = ("report", "benchmark", "grading", "timing", "history", "trial-record", "grade-record", "eval-metadata",

@@ -10,8 +10,7 @@ from xml.etree import ElementTree as ET
 import orjson
 import pytest
 
-from skillmake.errors import RecordError
-from skillmake.model import WITH_SKILL, WITHOUT_SKILL, Thresholds
+from skillmake.core.errors import RecordError
 from skillmake.results import (
     append_history,
     benchmark_json,
@@ -32,7 +31,8 @@ from skillmake.results import (
     write_report,
     write_timing,
 )
-from skillmake.schema import validate_record
+from skillmake.spec.model import WITH_SKILL, WITHOUT_SKILL, Thresholds
+from skillmake.spec.schema import validate_record
 
 sys.path.insert(0, str(Path(__file__).parent))
 from results_fixtures import grade_record, make_spec, scenario, trial_record

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from skillmake.build.scope import needs_full_graph
+from skillmake.engine.scope import needs_full_graph
 
 
 @pytest.mark.parametrize("argv", [[], ["-n", "8"], ["-n", "8", "-P", "thread"], ["trial"], ["run", "report"],

@@ -7,8 +7,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from skillmake.build import select
-from skillmake.build.select import ExpressionError, parse
+from skillmake.engine import select
+from skillmake.engine.select import ExpressionError, parse
 
 
 @pytest.fixture(autouse=True)

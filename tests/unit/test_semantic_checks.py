@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from skillmake.errors import SpecErrors
-from skillmake.spec import load_spec
+from skillmake.core.errors import SpecErrors
+from skillmake.spec.loader import load_spec
 
 HEAD = "skill: skills/ok\nagent: {kind: command, command: [python3]}\n"
 

@@ -11,14 +11,14 @@ from typing import Any
 import pytest
 from jsonschema import Draft7Validator
 
-from skillmake.checkout import eval_metadata
-from skillmake.judges import expectations as judge
-from skillmake.keys import KeyMaker, grade_part
-from skillmake.model import WITH_SKILL, Spec
 from skillmake.results import benchmark_json, grading_json
 from skillmake.results.benchmark import skill_creator_time, with_history
-from skillmake.schema import validate_record
-from skillmake.spec import load_spec
+from skillmake.results.checkout import eval_metadata
+from skillmake.run.judges import expectations as judge
+from skillmake.run.keys import KeyMaker, grade_part
+from skillmake.spec.loader import load_spec
+from skillmake.spec.model import WITH_SKILL, Spec
+from skillmake.spec.schema import validate_record
 
 sys.path.insert(0, str(Path(__file__).parent))
 from results_fixtures import trial_record

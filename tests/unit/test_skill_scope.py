@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from skillmake.model import Skill
-from skillmake.skillfiles import manifest
-from skillmake.skillscope import RESULTS_MAX_BYTES, not_skill, results_file
+from skillmake.core.skillscope import RESULTS_MAX_BYTES, not_skill, results_file
+from skillmake.spec.model import Skill
+from skillmake.spec.skillfiles import manifest
 
 
 def _folder(tmp_path: Path, files: dict[str, str]) -> Path:

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from skillmake.errors import SkillmakeError
-from skillmake.model import Skill
-from skillmake.skillfiles import manifest, resolve_system_prompt, split_frontmatter
-from skillmake.spec import load_spec
+from skillmake.core.errors import SkillmakeError
+from skillmake.spec.loader import load_spec
+from skillmake.spec.model import Skill
+from skillmake.spec.skillfiles import manifest, resolve_system_prompt, split_frontmatter
 
 
 def make(root: Path, system_prompt: str | None = None) -> Path:
@@ -59,7 +59,7 @@ def test_a_folder_1300_deep_inside_a_skill_is_hashed_without_recursion(tmp_path:
     agent's deep leftover crashed. The deepest file is hashed like any other."""
     import os
 
-    from skillmake import fstree
+    from skillmake.core import fstree
 
     make(tmp_path)
     top = tmp_path / "skills/s/notes"

@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import pytest
 
-from skillmake.errors import SpecError
-from skillmake.source import read_source
+from skillmake.core.errors import SpecError
+from skillmake.spec.source import read_source
 
 
 def test_yaml_keeps_yes_no_and_dates_as_written() -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from jsonschema import Draft7Validator
 
-from skillmake.source import read_source
+from skillmake.spec.source import read_source
 
 REPO = Path(__file__).resolve().parents[2]
 SCHEMA = json.loads((REPO / "schemas" / "spec.schema.json").read_text())

@@ -30,29 +30,29 @@ def roots(names: set[str]) -> set[str]:
 def test_version_imports_neither_doit_nor_the_engine() -> None:
     names = imported("-m", "skillmake", "--version")
     assert not roots(names) & {*HEAVY, "doit"}, sorted(roots(names) & {*HEAVY, "doit"})
-    assert not {n for n in names if n.startswith("skillmake.build")}
+    assert not {n for n in names if n.startswith("skillmake.engine")}
 
 
 @pytest.mark.parametrize("args", [("--help",), ("help",), ("run", "--help")])
 def test_help_imports_doit_but_not_the_engine(args: tuple[str, ...]) -> None:
     names = imported("-m", "skillmake", *args)
     assert not roots(names) & set(HEAVY), sorted(roots(names) & set(HEAVY))
-    engine = {"skillmake.build.tasks", "skillmake.build.reporter", "skillmake.checkout", "skillmake.judges",
-              "skillmake.spec", "skillmake.project"}
+    engine = {"skillmake.engine.tasks", "skillmake.engine.reporter", "skillmake.results.checkout",
+              "skillmake.run.judges", "skillmake.spec.loader", "skillmake.run.project"}
     assert not names & engine, sorted(names & engine)
 
 
 def test_the_engine_imports_no_jsonschema_and_no_sdk() -> None:
-    names = imported("-c", "import skillmake.build.tasks, skillmake.build.reporter, skillmake.checkout, "
-                           "skillmake.judges.expectations, skillmake.judges.resolve, skillmake.grade")
+    names = imported("-c", "import skillmake.engine.tasks, skillmake.engine.reporter, skillmake.results.checkout, "
+                           "skillmake.run.judges.expectations, skillmake.run.judges.resolve, skillmake.run.grade")
     heavy = roots(names) & {"jsonschema", "referencing", "anthropic", "openai", "httpx"}
     assert not heavy, sorted(heavy)
 
 
 def test_the_judges_names_still_load_on_use() -> None:
-    from skillmake import judges
+    from skillmake.run import judges
 
-    assert judges.judge_case.__module__ == "skillmake.judges.run"
-    assert judges.JudgeOutcome.__module__ == "skillmake.judges.base"
+    assert judges.judge_case.__module__ == "skillmake.run.judges.run"
+    assert judges.JudgeOutcome.__module__ == "skillmake.run.judges.base"
     with pytest.raises(AttributeError, match="no attribute 'nothing'"):
         judges.nothing  # noqa: B018

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from skillmake.stats import (
+from skillmake.core.stats import (
     arm_stats,
     baseline_delta,
     cell_stats,

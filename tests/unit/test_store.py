@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 
-from skillmake.canonical import digest_bytes
-from skillmake.errors import RecordError
-from skillmake.store import TRIAL_SCHEMA, Store
+from skillmake.core.canonical import digest_bytes
+from skillmake.core.errors import RecordError
+from skillmake.store.objects import TRIAL_SCHEMA, Store
 
 
 def trial_record(store: Store, key: str = "sha256:" + "a" * 64) -> dict[str, Any]:
@@ -81,7 +81,7 @@ def test_damaged_action_entry_is_a_miss_not_a_crash(tmp_path: Path, damage: byte
 
 
 def test_interrupted_write_leaves_no_partial_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from skillmake import atomic
+    from skillmake.core import atomic
 
     def boom(fd: int) -> None:
         raise KeyboardInterrupt
@@ -107,7 +107,7 @@ def test_a_record_whose_workspace_tree_is_lost_is_refused_and_a_miss(tmp_path: P
 
 _WRITER = """
 import fcntl, os, signal, sys, tempfile, time
-from skillmake.store import Store
+from skillmake.store.objects import Store
 store = Store(sys.argv[1])
 store.begin_run()
 folder = store.objects / "ab"
@@ -141,7 +141,7 @@ def test_temp_files_of_a_killed_writer_are_swept_and_a_live_writers_are_not(tmp_
 
     root = tmp_path / "store"
     Store(root).objects.mkdir(parents=True)
-    ended = "import sys; from skillmake.store import Store; Store(sys.argv[1]).begin_run()"
+    ended = "import sys; from skillmake.store.objects import Store; Store(sys.argv[1]).begin_run()"
     subprocess.run([sys.executable, "-c", ended, str(root)], check=True)  # ended normally: its mark is gone
     assert list((root / "running").iterdir()) == []
     live, live_tmp = _writer(root, "live")
@@ -173,7 +173,7 @@ def test_a_fresh_temp_file_is_left_alone(tmp_path: Path) -> None:
 def test_the_umask_is_read_once_per_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import sys
 
-    from skillmake import atomic
+    from skillmake.core import atomic
 
     monkeypatch.setattr(atomic, "_umask", None)
     reads: list[str] = []

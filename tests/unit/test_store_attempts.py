@@ -7,7 +7,7 @@ import threading
 import time
 from pathlib import Path
 
-from skillmake.store import TRIAL_SCHEMA, Store
+from skillmake.store.objects import TRIAL_SCHEMA, Store
 from tests.unit.test_store import trial_record
 
 
@@ -89,7 +89,7 @@ def test_attempts_are_schema_checked_on_write_and_on_read(tmp_path: Path) -> Non
     import orjson
     import pytest
 
-    from skillmake.errors import RecordError
+    from skillmake.core.errors import RecordError
 
     store = Store(tmp_path)
     record = dict(trial_record(store), outcome="error", error="boom")

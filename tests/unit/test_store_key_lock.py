@@ -7,8 +7,8 @@ import threading
 import time
 from pathlib import Path
 
-from skillmake import store as store_module
-from skillmake.store import Store
+from skillmake.store import objects as store_module
+from skillmake.store.objects import Store
 
 
 def test_a_released_key_keeps_no_lock_behind(tmp_path: Path) -> None:

@@ -8,9 +8,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from skillmake.keys import KeyMaker, grade_part
-from skillmake.model import Spec
-from skillmake.spec import load_spec
+from skillmake.run.keys import KeyMaker, grade_part
+from skillmake.spec.loader import load_spec
+from skillmake.spec.model import Spec
 
 EVALS = {"skill_name": "x", "version": "1.0",
          "evals": [{"id": 0, "prompt": "p", "expected_output": "done",

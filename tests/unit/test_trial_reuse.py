@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from skillmake.trial import CACHEABLE, fits
+from skillmake.run.trial import CACHEABLE, fits
 
 
 def _record(outcome: str = "completed", **timing: float) -> dict:
@@ -30,8 +30,8 @@ def test_only_results_are_cacheable() -> None:
 
 
 def test_records_from_before_kept_trees_stay_valid_results(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    from skillmake.store import TRIAL_SCHEMA, Store
-    from skillmake.workspace import kept_tree
+    from skillmake.run.workspace import kept_tree
+    from skillmake.store.objects import TRIAL_SCHEMA, Store
     from tests.unit.test_store import trial_record
 
     store = Store(tmp_path)

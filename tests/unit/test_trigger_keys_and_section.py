@@ -8,12 +8,12 @@ from typing import Any
 import pytest
 import yaml
 
-from skillmake.keys import KeyMaker
-from skillmake.model import AgentConfig, Thresholds, TriggerQuery
 from skillmake.results.triggers import trigger_gates, trigger_reasons, trigger_section
-from skillmake.skillfiles import split_frontmatter
-from skillmake.spec import load_spec
-from skillmake.trigger_spec import query_ids, query_items, slug
+from skillmake.run.keys import KeyMaker
+from skillmake.spec.loader import load_spec
+from skillmake.spec.model import AgentConfig, Thresholds, TriggerQuery
+from skillmake.spec.skillfiles import split_frontmatter
+from skillmake.spec.trigger_spec import query_ids, query_items, slug
 from skillmake.triggers.keys import TriggerKeys
 from skillmake.triggers.stub import stub_text
 
@@ -133,7 +133,7 @@ def test_declared_gates_replace_the_every_query_rule(tmp_path: Path) -> None:
 
 
 def test_precision_and_recall_follow_skill_creator_when_nothing_was_predicted() -> None:
-    from skillmake.model import Skill, Spec, TriggerTests
+    from skillmake.spec.model import Skill, Spec, TriggerTests
 
     tests = TriggerTests(queries=(_q("no-one", False),), agent=AgentConfig(kind="claude-code"), runs=2)
     spec = Spec(name="s", path="/p/s.eval.yaml", relpath="s.eval.yaml", skill=Skill(name="s", path="/p", kind="folder"),
@@ -167,8 +167,8 @@ def test_pins_at_the_edges(tmp_path: Path) -> None:
     assert (none["summary"]["precision"], none["summary"]["recall"], none["summary"]["f1"]) == (0.0, 0.0, 0.0)
     from dataclasses import replace
 
-    from skillmake.model import Skill
     from skillmake.results.triggers import skip_reason
+    from skillmake.spec.model import Skill
 
     assert skip_reason(replace(spec, skill=Skill(name="none", path=spec.path, kind="none"))) is not None
     assert skip_reason(replace(spec, skill=Skill(name="p", path="/p/prompt.xml", kind="prompt"))) is not None

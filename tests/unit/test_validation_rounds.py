@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 
-from skillmake.errors import SpecErrors
-from skillmake.rules import Rules
-from skillmake.schema import spec_errors
-from skillmake.source import read_source
-from skillmake.spec import load_spec
+from skillmake.core.errors import SpecErrors
+from skillmake.spec.loader import load_spec
+from skillmake.spec.rules import Rules
+from skillmake.spec.schema import spec_errors
+from skillmake.spec.source import read_source
 
 REPO = Path(__file__).resolve().parents[2]
 FULL = REPO / "tests" / "data" / "valid" / "full.eval.yaml"

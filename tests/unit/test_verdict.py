@@ -9,10 +9,10 @@ from xml.etree import ElementTree as ET
 
 import pytest
 
-from skillmake.model import WITH_SKILL, WITHOUT_SKILL, Thresholds
 from skillmake.results import build_report, history_row, junit_xml, render_summary
 from skillmake.results.html import html_report
-from skillmake.schema import validate_record
+from skillmake.spec.model import WITH_SKILL, WITHOUT_SKILL, Thresholds
+from skillmake.spec.schema import validate_record
 
 sys.path.insert(0, str(Path(__file__).parent))
 from results_fixtures import grade_record, make_spec, scenario, trial_record

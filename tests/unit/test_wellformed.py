@@ -14,9 +14,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator, validators
 
-from skillmake import wellformed
-from skillmake.inline import _schema_problem
-from skillmake.wellformed import DRAFTS, KEYWORDS, surely_valid
+from skillmake.spec import wellformed
+from skillmake.spec.inline import _schema_problem
+from skillmake.spec.wellformed import DRAFTS, KEYWORDS, surely_valid
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -106,7 +106,7 @@ def test_the_message_for_a_bad_schema_is_still_jsonschemas() -> None:
 
 def test_validating_a_spec_with_json_schema_checks_does_not_import_jsonschema() -> None:
     """full.eval.yaml has an inline schema and a schema_file: both are decided without jsonschema (~70 ms)."""
-    code = ("import sys; from skillmake.cli import main; "
+    code = ("import sys; from skillmake.commands.cli import main; "
             "code = main(['validate', '--quiet', 'tests/data/valid/full.eval.yaml']); "
             "print(code); print(' '.join(sorted(sys.modules)))")
     env = {**os.environ, "PYTHONPATH": str(REPO)}

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from skillmake.model import Case
-from skillmake.workspace import capture, clean_env, output_text
+from skillmake.run.workspace import capture, clean_env, output_text
+from skillmake.spec.model import Case
 
 
 def test_clean_env_keeps_only_the_allow_list(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -9,9 +9,9 @@ from pathlib import Path
 import orjson
 import pytest
 
-from skillmake import workspace
-from skillmake.model import Case, InputFile
-from skillmake.workspace import ENV_ALLOW, TrialDir, capture, clean_env, materialize, prepare, snapshot
+from skillmake.run import workspace
+from skillmake.run.workspace import ENV_ALLOW, TrialDir, capture, clean_env, materialize, prepare, snapshot
+from skillmake.spec.model import Case, InputFile
 
 
 def test_every_allowed_variable_passes_and_nothing_else(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

@@ -1,7 +1,0 @@
-"""Agents: what executes a trial. One module per kind; SDKs and CLIs are imported inside them."""
-
-from __future__ import annotations
-
-from .base import Agent, AgentResult, TrialRequest, Usage, get_agent
-
-__all__ = ["Agent", "AgentResult", "TrialRequest", "Usage", "get_agent"]

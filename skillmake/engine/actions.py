@@ -1,0 +1,200 @@
+"""What the doit tasks do when they run: thin wrappers over trial, grade and report execution."""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+from doit.exceptions import TaskFailed
+
+from skillmake.core import console, interrupts
+from skillmake.core.errors import SkillmakeError
+from skillmake.engine import explain
+from skillmake.engine.plan import Item, SpecPlan, TriggerItem
+from skillmake.run import budget, process
+from skillmake.run import grade as grading
+from skillmake.run import trial as trials
+from skillmake.run.project import Project
+from skillmake.spec.validate import render_text, validate_files
+from skillmake.store.objects import TRIAL_SCHEMA
+
+
+def validate_spec(project: Project, path: str) -> TaskFailed | None:
+    result = validate_files([path], root=project.root)
+    if result.errors:
+        return TaskFailed(render_text(result))
+    return None
+
+
+def _between_tasks(action: Any) -> Any:
+    """After an interrupt, a task neither starts (a judge's call is no process that the interrupt stops) nor
+    lets its doit worker take more work once it has finished: it raises Interrupted, which doit's loop (thread
+    or process) treats as the end of the run."""
+
+    @functools.wraps(action)  # its name and signature: pickled by name in `-P process`, inspected by doit
+    def wrapped(*args: Any, **kwargs: Any) -> Any:
+        interrupts.arm()  # whatever the reporter: a task runs, so an interrupt must unwind, not cut short
+        process.raise_if_interrupted()
+        result = action(*args, **kwargs)
+        process.raise_if_interrupted()
+        return result
+
+    return wrapped
+
+
+@_between_tasks
+def run_trial(project: Project, item: Item, *, resample: bool = False) -> dict[str, Any] | TaskFailed:
+    if resample:
+        why = "resampled: a fresh sample replaces the stored one" if item.trial_cached else "new"
+    else:
+        why = _why(lambda: explain.trial_reasons(project, item, explain.kept(project, item, "trial.json")))
+    calls = explain.judge_calls(item)
+    admission = None if item.trial_cached and not resample else budget.admit_trial(project, item, judge_calls=calls)
+    if admission is not None and not admission.admitted:  # the cap: this trial does not start, nor any later one
+        return {"outcome": budget.NOT_RUN, "ran": False, "capped": True,
+                "why": f"${admission.spent:.4f} spent of the {budget.usd(admission.cap)} cap"}
+    if resample or not item.trial_cached:
+        _warm_sdks(item)
+    try:
+        run = trials.execute(project, item.spec, item.case, item.arm, item.k, item.tkey, resample=resample)
+    except SkillmakeError as exc:
+        if admission is not None:
+            budget.settle(project, item.name, 0.0)
+        return TaskFailed(exc.render())
+    record = run.record
+    if admission is not None:
+        budget.settle_trial(project, item, (record["usage"].get("cost_usd") or 0.0) if run.ran else 0.0,
+                            ran=run.ran, judge_calls=calls)
+    # The task's values reach the reporter in every doit mode (threads and processes alike).
+    values: dict[str, Any] = {"outcome": record["outcome"], "key": record["key"], "ran": run.ran,
+                              "why": why if run.ran else _reused(record, "trial")}
+    if run.ran:
+        usage = record["usage"]
+        # Model requests as the agent reported them (retries inside a CLI included); None: not a model agent,
+        # or it could not tell.
+        values.update(requests=usage.get("requests"), model=item.arm.agent.kind != "command",
+                      tokens=usage.get("total_tokens") or 0, cost_usd=usage.get("cost_usd") or 0.0)
+    return values
+
+
+def _warm_sdks(item: Item) -> None:
+    """Start importing the SDKs this trial's agent and its grade's judge use (sdk.warm), now that it runs: the
+    import (~1.6 s for anthropic) overlaps the agent's run instead of delaying the first grade. A run that
+    needs no SDK never imports one."""
+    from skillmake.engine import select
+    from skillmake.run import sdk
+    from skillmake.run.judges.resolve import applicable, choose
+
+    names = [item.arm.agent.kind]
+    if select.current().only != "trials" and applicable(item.case):
+        names.append(choose(item.spec, item.case).provider)
+    sdk.warm(names)
+
+
+def _reused(record: dict[str, Any], what: str) -> str:
+    """Why a task that ran made no call: its record was made by another cell of this same run (identical
+    inputs), or it is in the store from an earlier run."""
+    from skillmake.run.project import current_run_id
+
+    if record.get("run_id") == current_run_id():
+        return f"identical to a {what} made this run: shared, not made again"
+    return "reused from the store"
+
+
+def _why(reasons: Any) -> str:
+    """Why a task runs, for the progress line; never lets a diagnostic break a run."""
+    try:
+        return "; ".join(reasons())
+    except Exception as exc:  # diagnostics only
+        return f"(reason unknown: {type(exc).__name__})"
+
+
+def trial_record(project: Project, item: Item) -> dict[str, Any] | None:
+    """The trial's record for this cell: the cached result that fits its timeout, else the last attempt."""
+    record = trials.cached(project, item.tkey, trials.timeout_of(item.spec, item.case))
+    return record if record is not None else project.store.get_attempt(item.tkey.key, schema=TRIAL_SCHEMA)
+
+
+@_between_tasks
+def run_grade(project: Project, item: Item, *, resample: bool = False) -> dict[str, Any] | TaskFailed:
+    if budget.capped(project, item.name):  # its trial never started: nothing to grade, said by the trial's line
+        return {"outcome": budget.NOT_RUN, "ran": False, "capped": True, "why": "its trial did not start"}
+    record = trial_record(project, item)
+    if record is None:
+        return TaskFailed(f"trial:{item.name} has no record; run it first (doit trial:{item.name})")
+    if resample:
+        why = "its trial was resampled"
+    elif not item.trial_cached:
+        why = "its trial ran"
+    else:
+        why = _why(lambda: explain.grade_reasons(project, item, explain.kept(project, item, "grade.json")))
+    try:
+        run = grading.execute(project, item.spec, item.case, item.arm, item.k, record, resample=resample)
+    except SkillmakeError as exc:
+        budget.settle(project, item.name, 0.0)
+        return TaskFailed(exc.render())
+    budget.settle(project, item.name, (run.record["usage"].get("cost_usd") or 0.0) if run.ran else 0.0)
+    values: dict[str, Any] = {"outcome": run.record["outcome"], "key": run.record["key"],
+                              "why": why if run.ran else _reused(run.record, "grade"), "ran": run.ran}
+    if console.style().verbose:  # -v: each judge's verdict and reasoning under the grade's line (caliper's --verbose)
+        values["verdicts"] = [[bool(e["passed"]), str(e["text"])[:120], " ".join(str(e["evidence"]).split())[:300]]
+                              for e in run.record["expectations"] if e.get("source") == "judge"]
+    if run.ran:
+        usage = run.record["usage"]
+        values.update(judge_calls=run.judge_calls, tokens=usage.get("total_tokens") or 0,
+                      cost_usd=usage.get("cost_usd") or 0.0)
+    return values
+
+
+@_between_tasks
+def run_trigger(project: Project, item: TriggerItem, *, resample: bool = False) -> dict[str, Any] | TaskFailed:
+    from skillmake.triggers.run import execute, triggered
+
+    tests = item.spec.trigger_tests
+    assert tests is not None
+    why = ("resampled: a fresh sample replaces the stored one" if resample else
+           _why(lambda: explain.trigger_reasons(project, item)))
+    admission = None if item.cached and not resample else budget.admit_trigger(project, item)
+    if admission is not None and not admission.admitted:  # the cap: this trigger trial does not start
+        return {"outcome": budget.NOT_RUN, "ran": False, "capped": True,
+                "why": f"${admission.spent:.4f} spent of the {budget.usd(admission.cap)} cap"}
+    try:
+        run = execute(project, item.spec, tests, item.query, item.k, item.tkey, item.offered, resample=resample)
+    except SkillmakeError as exc:
+        if admission is not None:
+            budget.settle(project, f"trigger:{item.name}", 0.0)
+        return TaskFailed(exc.render())
+    record = run.record
+    if admission is not None:
+        budget.settle_trigger(project, item, record if run.ran else None)
+    outcome = record["outcome"]
+    if outcome == "completed":
+        fired = triggered(record, item.offered.name)
+        outcome = "triggered" if fired else "not triggered"
+    values: dict[str, Any] = {"outcome": outcome, "key": record["key"], "ran": run.ran,
+                              "why": why if run.ran else _reused(record, "trigger trial")}
+    if run.ran:
+        usage = record["usage"]
+        values.update(requests=usage.get("requests"), model=True, tokens=usage.get("total_tokens") or 0,
+                      cost_usd=usage.get("cost_usd") or 0.0)
+    return values
+
+
+def run_report(project: Project, plan: SpecPlan) -> TaskFailed | None:
+    from skillmake.engine.report import build_and_write
+
+    try:
+        build_and_write(project, plan)
+    except SkillmakeError as exc:
+        return TaskFailed(exc.render())
+    return None
+
+
+def check_thresholds(project: Project, plans: tuple[SpecPlan, ...]) -> TaskFailed | None:
+    from skillmake.engine.report import problems_of
+
+    problems = [message for plan in plans for message in problems_of(project, plan)]
+    note = budget.stop_note(project)
+    if note is not None:  # a run the cap stopped is not a complete run, whatever the gates of what ran say
+        problems.append(note)
+    return TaskFailed("\n".join(problems)) if problems else None

@@ -1,0 +1,58 @@
+"""The task creators doit loads, one per task kind: the same functions for plain `doit` (a user's dodo.py
+imports them through skillmake.dodo) and for the `skillmake` front end's built-in loader (main.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from skillmake.engine.config import doit_config
+from skillmake.engine.tasks import (
+    current_root,
+    grade_tasks,
+    report_tasks,
+    thresholds_tasks,
+    trial_tasks,
+    trigger_tasks,
+    validate_tasks,
+)
+from skillmake.run import process
+
+__all__ = ["task_grade", "task_report", "task_thresholds", "task_trial", "task_trigger", "task_validate"]
+
+
+def namespace() -> dict[str, Any]:
+    """What doit's ModuleTaskLoader reads from a dodo.py: DOIT_CONFIG and the task creators. The run's process
+    becomes the subreaper of its trials first (process.py), as importing skillmake.dodo makes it."""
+    process.prepare_run()
+    return {"DOIT_CONFIG": doit_config(current_root()), **{name: globals()[name] for name in __all__}}
+
+
+def task_validate() -> Iterator[dict[str, Any]]:
+    """check every spec (file:line:col errors with the fix)"""
+    yield from validate_tasks(current_root())
+
+
+def task_trial() -> Iterator[dict[str, Any]]:
+    """run stale trials in isolated workspaces"""
+    yield from trial_tasks(current_root())
+
+
+def task_trigger() -> Iterator[dict[str, Any]]:
+    """run stale trigger trials: does the skill fire for each query?"""
+    yield from trigger_tasks(current_root())
+
+
+def task_grade() -> Iterator[dict[str, Any]]:
+    """run checks and judges over each trial's outputs"""
+    yield from grade_tasks(current_root())
+
+
+def task_report() -> Iterator[dict[str, Any]]:
+    """aggregate grades into reports; fail below thresholds"""
+    yield from report_tasks(current_root())
+
+
+def task_thresholds() -> Iterator[dict[str, Any]]:
+    """fail the run when a spec is below its thresholds"""
+    yield from thresholds_tasks(current_root())

@@ -1,0 +1,345 @@
+"""Our doit reporter: one line per task that ran, progress, a line for a slow task, and a one-line summary.
+
+doit's own reporters capture and mix output under threads; this one writes whole lines under a lock.
+`-q` keeps only failures and the closing line; `-v` adds a line for every up-to-date task. Outcomes are
+coloured on a terminal (console.use_color decides). Each failure is printed once, when it happens, with its
+message; the closing line names the failed tasks again, so a long run's failures are not lost in scroll-back.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+from collections.abc import Iterable
+from typing import Any, TextIO
+
+from skillmake import STARTED
+from skillmake.core import console, interrupts
+from skillmake.core.console import write_line
+from skillmake.engine import tasks
+
+# After this many seconds without finishing, a task gets a line saying it is still running (a real agent
+# takes minutes; without it nothing would be printed until the first trial ends).
+SLOW_AFTER = 2.0
+
+# What the last run in this process saw, for the front end's exit code (errors.py's table).
+LAST_RUN: dict[str, bool] = {}
+
+
+class SkillmakeReporter:
+    desc = "skillmake: what ran, why it failed, progress and a closing summary"
+
+    def __init__(self, outstream: TextIO, options: dict[str, Any]) -> None:
+        self.out = outstream or sys.stdout
+        self.err = sys.stderr
+        if not console.style().configured:  # plain doit: its -v 0 / -v 2, for the report summaries too
+            derived = _style_from_argv(sys.argv[1:])
+            console.configure(quiet=derived.quiet, verbose=derived.verbose)
+        self.style = console.style()
+        self.lock = threading.Lock()
+        # Running totals, so a progress line costs the same at the 30,000th task as at the first: the tasks
+        # still running (start time; a finished task leaves), those of them the ticker has not announced yet,
+        # how many of them the counter counts, and the trials' durations as a sum and a count.
+        self.running: dict[str, float] = {}
+        self.unannounced: dict[str, float] = {}
+        self.running_counted = 0
+        self.t0 = STARTED  # loading specs and planning count too
+        self.to_run: set[str] = set()  # trial and grade tasks selected and not up to date: the counter's total
+        self.done = 0
+        self.ran: dict[str, int] = {}
+        self.uptodate: dict[str, int] = {}
+        self.failures: list[str] = []
+        self.duration_sum = 0.0
+        self.duration_count = 0
+        self.tally: dict[str, float] = {}  # summed from the tasks' values: ran, agent/judge calls, tokens, cost
+        self.closed = False
+        self.stop = threading.Event()
+        self.ticker: threading.Thread | None = None
+        LAST_RUN.clear()
+
+    # --- doit's reporter interface ------------------------------------------------
+
+    def initialize(self, tasks: dict[str, Any], selected_tasks: list[str]) -> None:
+        interrupts.arm()  # tasks run from now on: an interrupt unwinds the run so doit saves what finished
+        self.to_run = {name for name in _closure(tasks, selected_tasks)
+                       if _kind(name) in COUNTED and not _known_uptodate(tasks[name])}
+        LAST_RUN["no_specs"] = not any(name.startswith("validate:") for name in tasks)
+        self.ticker = threading.Thread(target=self._tick, name="skillmake-reporter", daemon=True)
+        self.ticker.start()
+
+    def get_status(self, task: Any) -> None:
+        pass
+
+    def execute_task(self, task: Any) -> None:
+        kind = _kind(task.name)
+        with self.lock:
+            now = time.monotonic()
+            if kind in COUNTED:
+                self.to_run.add(task.name)  # `-a`, or an uptodate check that said no after all
+                if task.name not in self.running:
+                    self.running_counted += 1
+            self.running[task.name] = now
+            if kind in (*COUNTED, "report"):
+                self.unannounced[task.name] = now
+
+    def add_success(self, task: Any) -> None:
+        kind = _kind(task.name)
+        if kind is None:
+            return
+        with self.lock:
+            started = self._finish(task.name, kind)
+            self.ran[kind] = self.ran.get(kind, 0) + 1
+            if kind in COUNTED:
+                elapsed = time.monotonic() - started if started is not None else 0.0
+                self.done += 1
+                if kind in ("trial", "trigger"):
+                    self.duration_sum += elapsed
+                    self.duration_count += 1
+                values = getattr(task, "values", None) or {}
+                self._count(kind, values)
+                if self.style.quiet:
+                    return
+                outcome = str(values.get("outcome", ""))
+                why = values.get("why")
+                self._line(f"{self._progress()} {task.name}  {console.paint(outcome, outcome, self.out)}  "
+                           f"{elapsed:.1f}s" + (f"  ({why})" if why else ""))
+                for passed, text, evidence in values.get("verdicts") or ():  # -v: the judges' reasoning
+                    self._line(f"    {'✓' if passed else '✗'} {text} — {evidence}")
+            elif self.style.verbose:
+                self._line(f"{task.name}  done")
+
+    def add_failure(self, task: Any, exception: Any) -> None:
+        with self.lock:
+            kind = _kind(task.name)
+            self._finish(task.name, kind)
+            if kind == "validate":
+                LAST_RUN["invalid"] = True
+            if kind in COUNTED:
+                self.done += 1
+            message = exception.get_msg() if hasattr(exception, "get_msg") else str(exception)
+            self.failures.append(task.name)
+            head = f"{self._progress()} {task.name}" if kind in COUNTED else task.name
+            failed = console.paint("FAILED", "FAILED", self.err)
+            self._line(f"{head}  {failed}\n{_indent(message.strip())}" if message.strip() else f"{head}  {failed}",
+                       err=True)
+
+    def skip_uptodate(self, task: Any) -> None:
+        kind = _kind(task.name)
+        if kind is None:
+            return
+        with self.lock:
+            self.uptodate[kind] = self.uptodate.get(kind, 0) + 1
+            if self.style.verbose and not self.style.quiet:
+                self._line(f"{task.name}  up to date  ({_why_uptodate(kind)})")
+
+    def skip_ignore(self, task: Any) -> None:
+        if self.style.verbose and _kind(task.name):
+            self._line(f"{task.name}  ignored  (doit ignore)")
+
+    def cleanup_error(self, exception: Any) -> None:
+        self._line(f"cleanup error: {exception.get_msg()}", err=True)
+
+    def runtime_error(self, msg: str) -> None:
+        self._line(f"skillmake: {msg}", err=True)
+
+    def teardown_task(self, task: Any) -> None:
+        pass
+
+    def complete_run(self) -> None:
+        self.stop.set()
+        if self.ticker is not None:
+            self.ticker.join()
+        if LAST_RUN.get("no_specs"):
+            self._line("skillmake: no spec found (*.eval.yaml, *.eval.yml, *.eval.json) under the project root\n"
+                       "  hint: write one (see examples/), or point at the project with --root DIR", err=True)
+            return
+        self._say_remote()
+        elapsed = time.monotonic() - self.t0
+        tally = self.tally
+        # A task doit ran may still have been served by the store (another trial with identical inputs).
+        trials_ran = int(tally.get("trial_ran", 0))
+        grades_ran = int(tally.get("grade_ran", 0))
+        reused_trials = self.ran.get("trial", 0) - trials_ran - int(tally.get("trial_capped", 0))
+        reused_grades = self.ran.get("grade", 0) - grades_ran - int(tally.get("grade_capped", 0))
+        trials_ok, grades_ok = self.uptodate.get("trial", 0), self.uptodate.get("grade", 0)
+        trials_ok += tasks.COLLAPSED["trial"]
+        grades_ok += tasks.COLLAPSED["grade"]
+        triggers_ran = int(tally.get("trigger_ran", 0))
+        triggers_ok = self.uptodate.get("trigger", 0) + tasks.COLLAPSED["trigger"]
+        triggers_ok += self.ran.get("trigger", 0) - triggers_ran - int(tally.get("trigger_capped", 0))
+        quiet = not any(self.ran.get(kind) for kind in (*COUNTED, "report"))
+        if quiet and not self.failures:
+            if trials_ok or grades_ok or triggers_ok:
+                what = (f"{trials_ok} trials, {grades_ok} grades and {triggers_ok} trigger trials" if triggers_ok
+                        else f"{trials_ok} trials and {grades_ok} grades")
+                self._line(f"skillmake: nothing stale — {what} up to date ({elapsed:.2f}s)")
+            return
+        parts = [f"ran {trials_ran} trials{self._requests('trial')} and {grades_ran} grades"
+                 f"{self._requests('grade')}"]
+        if triggers_ran or triggers_ok:
+            parts[0] += f" and {triggers_ran} trigger trials{self._requests('trigger')}"
+        reused = f"reused {trials_ok + reused_trials} trials and {grades_ok + reused_grades} grades"
+        if triggers_ran or triggers_ok:
+            reused += f" and {triggers_ok} trigger trials"
+        parts.append(f"{reused} from the store")
+        spent = []
+        if tally.get("tokens"):
+            spent.append(f"{int(tally['tokens']):,} tokens")
+        if tally.get("cost_usd"):
+            spent.append(f"${tally['cost_usd']:.4f}")
+        if spent:
+            parts.append("spent " + " ".join(spent))
+        errors = int(sum(tally.get(f"{kind}_{outcome}", 0) for kind in ("trial", "trigger")
+                         for outcome in ("error", "timeout")))
+        if errors:
+            parts.append(f"{errors} trials ended in error/timeout (retried next run)")
+        capped = int(tally.get("trial_capped", 0) + tally.get("trigger_capped", 0))
+        if capped:
+            parts.append(f"{capped} trials not run: spending cap")
+        if self.failures:
+            shown = ", ".join(self.failures[:5]) + (f" and {len(self.failures) - 5} more" if len(self.failures) > 5
+                                                    else "")
+            parts.append(console.paint(f"{len(self.failures)} failed: {shown}", "fail", self.out))
+        self._line(f"skillmake: {'; '.join(parts)} in {elapsed:.1f}s")
+
+    # --- helpers --------------------------------------------------------------------
+
+    def _say_remote(self) -> None:
+        """What the remote store moved in this run (remote.py), and each of its notes once."""
+        from skillmake.store import remote
+
+        for r in remote.active():
+            s = r.stats
+            if s.fetched_records or s.pushed_records:
+                self._line(f"skillmake: remote {r.shown}: fetched {s.fetched_records} results "
+                           f"({s.downloaded_bytes:,} bytes), sent {s.pushed_records} ({s.uploaded_bytes:,} bytes)")
+            for note in s.notes:
+                self._line(f"skillmake: {note}", err=True)
+            s.notes.clear()
+
+    def _tick(self) -> None:
+        """Say which task is still running once it has taken SLOW_AFTER seconds (once per task)."""
+        while not self.stop.wait(0.25):
+            self._announce_slow(time.monotonic())
+
+    def _announce_slow(self, now: float) -> None:
+        with self.lock:  # only the tasks running now and not yet announced: at most the jobs' number
+            slow = [(name, t) for name, t in self.unannounced.items() if now - t >= SLOW_AFTER]
+            for name, t in slow:
+                del self.unannounced[name]
+                if not self.style.quiet:
+                    clock = time.strftime("%H:%M:%S", time.localtime(time.time() - (now - t)))
+                    self._line(f"{self._progress()} … running {name} (started {clock})")
+
+    def _count(self, kind: str, values: dict[str, Any]) -> None:
+        if values.get("capped"):  # the spending cap kept it from starting (budget.py): the run exits 6
+            LAST_RUN["capped"] = True
+            self.tally[f"{kind}_capped"] = self.tally.get(f"{kind}_capped", 0) + 1
+        if values.get("ran"):
+            self.tally[f"{kind}_ran"] = self.tally.get(f"{kind}_ran", 0) + 1
+            if kind in ("trial", "trigger") and values.get("outcome") in ("error", "timeout"):
+                key = f"{kind}_{values['outcome']}"
+                self.tally[key] = self.tally.get(key, 0) + 1
+        if values.get("ran"):
+            # Requests as the agent or judge reported them; a model agent that could not tell is counted apart.
+            agent = kind in ("trial", "trigger")
+            requests = values.get("requests" if agent else "judge_calls")
+            if agent and values.get("model"):
+                self.tally[f"{kind}_model"] = self.tally.get(f"{kind}_model", 0) + 1
+            if requests is not None:
+                self.tally[f"{kind}_requests"] = self.tally.get(f"{kind}_requests", 0) + requests
+            elif agent and values.get("model"):
+                self.tally[f"{kind}_requests_unknown"] = self.tally.get(f"{kind}_requests_unknown", 0) + 1
+        for name in ("tokens", "cost_usd"):
+            if values.get(name):
+                self.tally[name] = self.tally.get(name, 0) + values[name]
+
+    def _requests(self, kind: str) -> str:
+        """' (9 model requests)' after what ran, from what the agents and judges reported."""
+        count = int(self.tally.get(f"{kind}_requests", 0))
+        unknown = int(self.tally.get(f"{kind}_requests_unknown", 0))
+        if not count and not unknown and not self.tally.get(f"{kind}_model"):
+            return ""
+        what = "judge requests" if kind == "grade" else "model requests"
+        text = f"{count} {what}"
+        if unknown:
+            text += f", unknown for {unknown}"
+        return f" ({text})"
+
+    def _finish(self, name: str, kind: str | None) -> float | None:
+        """Forget a finished task's start (what it kept); its start time, if it was seen starting."""
+        started = self.running.pop(name, None)
+        self.unannounced.pop(name, None)
+        if started is not None and kind in COUNTED:
+            self.running_counted -= 1
+        return started
+
+    def _progress(self) -> str:
+        total = max(len(self.to_run), self.done)
+        width = len(str(total))
+        running = self.running_counted
+        eta = ""
+        if self.duration_count and total > self.done:
+            remaining = total - self.done
+            per = self.duration_sum / self.duration_count
+            eta = f" eta {remaining * per / max(1, running):.0f}s"
+        busy = f" {running} running" if running > 1 else ""
+        return f"[{self.done:>{width}}/{total}{busy}{eta}]"
+
+    def _line(self, text: str, *, err: bool = False) -> None:
+        if self.closed:
+            return
+        if not write_line(self.err if err else self.out, text):
+            self.closed = True
+
+
+COUNTED = ("trial", "grade", "trigger")  # the tasks the [n/N] counter counts
+
+
+def _closure(tasks: dict[str, Any], selected: Iterable[str]) -> set[str]:
+    """The selected tasks and every task they depend on (what doit will visit)."""
+    seen: set[str] = set()
+    todo = [name for name in selected if name in tasks]
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        task = tasks[name]
+        todo.extend(d for d in (*task.task_dep, *task.setup_tasks) if d in tasks and d not in seen)
+    return seen
+
+
+def _known_uptodate(task: Any) -> bool:
+    """Up to date by the task's own constant `uptodate` values (ours are booleans computed from the store)."""
+    values = [value for value, _args, _kwargs in task.uptodate]
+    return bool(values) and all(value is True for value in values) and not task.file_dep
+
+
+def _why_uptodate(kind: str) -> str:
+    return {"trial": "its key is in the store", "trigger": "its key is in the store",
+            "grade": "its grade is in the store",
+            "validate": "unchanged and valid", "report": "no new grades"}.get(kind, "unchanged")
+
+
+def _style_from_argv(argv: list[str]) -> console.Style:
+    """Plain doit: its `-v 0` means quiet and `-v 2` verbose (doit's verbosity levels)."""
+    level = None
+    for i, arg in enumerate(argv):
+        if arg in ("-v", "--verbosity") and i + 1 < len(argv):
+            level = argv[i + 1]
+        elif arg.startswith("--verbosity="):
+            level = arg.split("=", 1)[1]
+        elif arg.startswith("-v") and arg[2:].isdigit():
+            level = arg[2:]
+    return console.Style(quiet=level == "0", verbose=level == "2")
+
+
+def _kind(name: str) -> str | None:
+    base = name.split(":", 1)[0]
+    return base if base in (*COUNTED, "report", "validate") and ":" in name else None
+
+
+def _indent(text: str) -> str:
+    return "\n".join("  " + line for line in text.splitlines())

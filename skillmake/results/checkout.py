@@ -1,0 +1,361 @@
+"""Cell views: each runs/<spec>/<case>/<arm>/trial-<k>/ is a checkout of the records that cell maps to now.
+
+Records are shared by content (two cells with the same inputs share one trial record), so a cell's folder
+is never written by the code path that happened to execute. After every run and every `skillmake report`,
+each cell's folder is rebuilt from the store, labelled with the cell's own identity, as DVC's checkout makes
+a workspace a view of its cache. A folder is left as it is only while it shows the records the cell maps to now
+and nothing in it was touched: index/<spec>.views.json holds, per cell, the keys and records' digest it shows
+and the stat of everything in it (a file's size and mtime, a folder's mtime), so a removed folder or a hand-edited
+grade.json is rebuilt by the next run (`views_current`, the no-op's check: one stat per entry, no read); folders
+of cells that no longer exist are removed. Each case's folder also gets skill-creator's eval_metadata.json.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from skillmake.core import atomic, fstree
+from skillmake.core.canonical import digest_json
+from skillmake.core.paths import cut_links
+from skillmake.run import grade as grading
+from skillmake.run import trial as trials
+from skillmake.run.judges import expectations as expectations_judge
+from skillmake.run.project import Project
+from skillmake.run.workspace import kept_tree, materialize, trial_dir
+from skillmake.spec.model import Arm, Case, Spec
+from skillmake.store.objects import GRADE_SCHEMA, TRIAL_SCHEMA
+
+STAMP = ".view.json"  # in each cell folder: the records' digest and keys it shows (and that skillmake made it)
+VIEWS = "{}.views.json"  # in .skillmake/index/: per cell of a spec, its stamp, keys and the stat of all it holds
+METADATA = "eval_metadata.json"
+METADATA_SCHEMA = "eval-metadata.schema.json"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Cell:
+    """One cell (spec, case, arm, k) and the trial key it maps to now."""
+
+    spec: Spec
+    case: Case
+    arm: Arm
+    k: int
+    key: str
+
+    @property
+    def name(self) -> str:
+        return f"{self.spec.name}/{self.case.id}/{self.arm.name}/{self.k}"
+
+    @property
+    def labels(self) -> dict[str, Any]:
+        return {"spec": self.spec.name, "skill": self.spec.skill.name, "case": self.case.id,
+                "arm": self.arm.name, "k": self.k}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CellRecords:
+    """What a cell shows: its trial record and the grade of it, relabelled for the cell (None: none yet).
+
+    `result` says whether they are results (cached, reused by later runs) or the last failed attempt.
+    """
+
+    cell: Cell
+    trial: dict[str, Any] | None
+    grade: dict[str, Any] | None
+    grade_key: str | None  # set when the grade is a cached result
+
+    @property
+    def stamp(self) -> str:
+        return digest_json({"trial": self.trial, "grade": self.grade})
+
+
+def records_of(project: Project, cell: Cell) -> CellRecords:
+    """The cell's records now: the cached trial result that fits the cell's timeout, else the last attempt of
+    its key (error, timeout); the cached grade of that trial under the case's grading, else its last attempt."""
+    store = project.store
+    trial = store.get_action(cell.key, schema=TRIAL_SCHEMA)
+    if trial is None or not trials.fits(trial, trials.timeout_of(cell.spec, cell.case)):
+        trial = store.get_attempt(cell.key, schema=TRIAL_SCHEMA)
+    if trial is None:
+        return CellRecords(cell=cell, trial=None, grade=None, grade_key=None)
+    key = grading.key_for(cell.spec, cell.case, trial)[0]
+    grade = grading.cached(project, cell.spec, cell.case, trial)
+    grade_key = key if grade is not None else None
+    if grade is None:
+        grade = store.get_attempt(key, schema=GRADE_SCHEMA)
+    # A grade is shared by every trial with the same outputs: in this cell it grades this cell's trial, and its
+    # expectations carry the names this cell's case gives them.
+    labels = cell.labels
+    if grade is not None:
+        grade = dict(grade, labels=labels, trial_key=trial["key"],
+                     expectations=expectations_judge.named(cell.case, grade.get("expectations", ())))
+    return CellRecords(cell=cell, trial=dict(trial, labels=labels), grade=grade, grade_key=grade_key)
+
+
+def labels_digest(spec: Spec) -> str | None:
+    """What a spec's views show that no key holds: integer eval ids, expectation names and types (a rename re-runs
+    and re-grades nothing, but must reach the views). None when no case sets either, so a spec that does not use them
+    keeps the report inputs it had."""
+    labels = [[c.id, c.eval_id, list(c.expectation_names), *([list(c.expectation_types)] if c.expectation_types
+                                                             else [])]
+              for c in spec.cases if c.eval_id is not None or c.expectation_names or c.expectation_types]
+    return digest_json(labels) if labels else None
+
+
+def checkout(project: Project, cells: Sequence[CellRecords]) -> int:
+    """Make every cell's folder show its records; remove the folders of cells the specs no longer have.
+
+    Returns how many folders were (re)written."""
+    written = 0
+    specs = {rec.cell.spec.name for rec in cells}
+    shown = {name: _load_views(project, name) for name in specs}
+    views: dict[str, dict[str, Any]] = {name: {} for name in specs}
+    for rec in cells:
+        rel = cell_rel(rec.cell.case.id, rec.cell.arm.name, rec.cell.k)
+        entry, rewritten = _write_view(project, rec, shown[rec.cell.spec.name].get(rel))
+        views[rec.cell.spec.name][rel] = entry
+        written += rewritten
+    for name in specs:
+        if views[name] != shown[name]:
+            atomic.write_bytes(_views_path(project, name), orjson.dumps({"version": 1, "cells": views[name]}),
+                               durable=False)
+    for spec in {id(rec.cell.spec): rec.cell.spec for rec in cells}.values():
+        cut_links(project.runs_dir, project.runs_dir / spec.name)  # never prune through a link out
+        _prune(project.runs_dir / spec.name, spec)
+    cases = {(id(rec.cell.spec), rec.cell.case.id): (rec.cell.spec, rec.cell.case) for rec in cells}
+    for spec, case in cases.values():
+        cut_links(project.runs_dir, project.runs_dir / spec.name / case.id)
+        _write_metadata(project.runs_dir / spec.name / case.id, spec, case)
+    return written
+
+
+def cell_rel(case_id: str, arm: str, k: int) -> str:
+    """A cell folder's path below runs/<spec>/ (workspace.trial_dir's layout)."""
+    return f"{case_id}/{arm}/trial-{k}"
+
+
+def views_current(project: Project, spec_name: str, cells: Iterable[tuple[str, str, str | None]]) -> bool:
+    """Whether every cell (its cell_rel, trial key, grade key) still shows the records of these keys, untouched
+    since its checkout: one read per spec and one stat per entry of each folder (a no-op run's check)."""
+    shown = _load_views(project, spec_name)
+    base = f"{project.runs_dir}/{spec_name}/"
+    for rel, trial_key, grade_key in cells:
+        entry = shown.get(rel)
+        if not isinstance(entry, dict) or entry.get("keys") != [trial_key, grade_key]:
+            return False
+        if not _unchanged(base + rel, entry.get("stat")):
+            return False
+    return True
+
+
+def _views_path(project: Project, spec_name: str) -> Path:
+    return project.state_dir / "index" / VIEWS.format(spec_name)
+
+
+def _load_views(project: Project, spec_name: str) -> dict[str, Any]:
+    try:
+        data = orjson.loads(_views_path(project, spec_name).read_bytes())
+        cells = data["cells"] if data.get("version") == 1 else {}
+    except (OSError, orjson.JSONDecodeError, AttributeError, KeyError, TypeError):
+        return {}
+    return cells if isinstance(cells, dict) else {}
+
+
+def shown_keys(folder: Path) -> tuple[str | None, str | None]:
+    """The trial and grade keys the cell folder was last checked out from ((None, None) when unknown)."""
+    keys = (_read_stamp(folder) or {}).get("keys")
+    if isinstance(keys, list) and len(keys) == 2 and all(k is None or isinstance(k, str) for k in keys):
+        return keys[0], keys[1]
+    return None, None
+
+
+def _read_stamp(folder: Path) -> dict[str, Any] | None:
+    try:
+        shown = orjson.loads((folder / STAMP).read_bytes())
+    except (OSError, orjson.JSONDecodeError):
+        return None
+    return shown if isinstance(shown, dict) else None
+
+
+def _stat(folder: Path) -> dict[str, list[int]]:
+    """Everything in a checked-out folder: "." and each folder below as [mtime_ns] (an entry added, removed or
+    renamed in it changes it), each file or link as [size, mtime_ns] (an edit in place changes it)."""
+    try:
+        out: dict[str, list[int]] = {".": [os.lstat(folder).st_mtime_ns]}
+        pending = [("", str(folder))]
+        while pending:
+            rel, path = pending.pop()
+            for entry in list(os.scandir(path)):
+                name = rel + entry.name
+                st = entry.stat(follow_symlinks=False)
+                if entry.is_dir(follow_symlinks=False):
+                    out[name + "/"] = [st.st_mtime_ns]
+                    pending.append((name + "/", entry.path))
+                else:
+                    out[name] = [st.st_size, st.st_mtime_ns]
+    except OSError:  # gone or unreadable: checked out again next time
+        return {}
+    return out
+
+
+def _files(folder: Path) -> dict[str, list[int]] | None:
+    """What the folder's own stamp notes: every file or link below it as [size, mtime_ns], each folder as [] (the
+    stamp cannot note the mtimes its own writing changes). None when the folder cannot be read."""
+    out: dict[str, list[int]] = {}
+    pending = [("", str(folder))]
+    try:
+        while pending:
+            rel, path = pending.pop()
+            for entry in list(os.scandir(path)):
+                name = rel + entry.name
+                if name == STAMP:
+                    continue
+                if entry.is_dir(follow_symlinks=False):
+                    out[name + "/"] = []
+                    pending.append((name + "/", entry.path))
+                else:
+                    st = entry.stat(follow_symlinks=False)
+                    out[name] = [st.st_size, st.st_mtime_ns]
+    except OSError:
+        return None
+    return out
+
+
+def _unchanged(folder: str, stat: Any) -> bool:
+    """Whether every entry of `stat` (from _stat) is as it was: one lstat each, nothing read."""
+    if not isinstance(stat, dict) or "." not in stat:
+        return False
+    for rel, was in stat.items():
+        try:
+            st = os.lstat(folder if rel == "." else f"{folder}/{rel}")
+        except OSError:
+            return False
+        now = [st.st_mtime_ns] if rel == "." or rel.endswith("/") else [st.st_size, st.st_mtime_ns]
+        if now != was:
+            return False
+    return True
+
+
+def _write_view(project: Project, rec: CellRecords, shown: Any) -> tuple[dict[str, Any], bool]:
+    """Check the cell's folder out unless `shown` (its entry in <spec>.views.json) says it shows these records
+    untouched; returns its entry now and whether it was rewritten."""
+    c = rec.cell
+    folder = trial_dir(project.runs_dir, c.spec, c.case, c.arm.name, c.k).root
+    cut_links(project.runs_dir, folder)  # a linked runs/<spec> (or below) is never written or deleted through
+    stamp = rec.stamp
+    keys = [c.key, rec.grade_key]
+    if isinstance(shown, dict):
+        if shown.get("stamp") == stamp and _unchanged(str(folder), shown.get("stat")):
+            return shown, False
+    else:  # <spec>.views.json is lost: the folder's own stamp says whether it is intact (one listing, no rewrite)
+        kept = _read_stamp(folder)
+        files = kept.get("files") if kept is not None and kept.get("stamp") == stamp else None
+        if files is not None and files == _files(folder):
+            return {"stamp": stamp, "keys": keys, "stat": _stat(folder)}, False
+    fresh = folder.with_name(f".{folder.name}.new-{os.getpid()}")
+    fstree.remove_tree(fresh)
+    fresh.mkdir(parents=True)
+    _fill(project, rec, fresh)
+    atomic.write_bytes(fresh / STAMP, orjson.dumps({"stamp": stamp, "cell": c.name, "keys": keys,
+                                                    "files": _files(fresh)}), durable=False)
+    old = folder.with_name(f".{folder.name}.old-{os.getpid()}")
+    fstree.remove_tree(old)  # left by a run that died here
+    if folder.exists():
+        os.replace(folder, old)
+    os.replace(fresh, folder)
+    fstree.remove_tree(old)
+    return {"stamp": stamp, "keys": keys, "stat": _stat(folder)}, True
+
+
+def eval_metadata(spec: Spec, case: Case) -> dict[str, Any]:
+    """skill-creator's eval_metadata.json of a case: its eval_id, name, prompt, and what its grading.json marks
+    (checks and expectations, by the names benchmark.json's assertions use)."""
+    assertions: list[dict[str, Any]] = [{"name": c.label, "description": c.name or c.label, "type": c.type}
+                                        for c in case.checks]
+    assertions += [{"name": case.expectation_name(i) or expectations_judge.entry_id(i), "description": text,
+                    **({"type": case.expectation_types[i]} if i < len(case.expectation_types)
+                       and case.expectation_types[i] else {})}
+                   for i, text in enumerate(case.expectations)]
+    return {"eval_id": case.result_id, "eval_name": case.id, "prompt": trials.prompt_text(case, spec.skill),
+            "assertions": assertions}
+
+
+def _write_metadata(folder: Path, spec: Spec, case: Case) -> None:
+    """eval_metadata.json beside the case's arm folders, where skill-creator keeps it (eval-<id>/), rewritten
+    only when it changed."""
+    from skillmake.results import write_json
+
+    path = folder / METADATA
+    data = eval_metadata(spec, case)
+    try:
+        if orjson.loads(path.read_bytes()) == data:
+            return
+    except (OSError, orjson.JSONDecodeError):
+        pass
+    folder.mkdir(parents=True, exist_ok=True)
+    write_json(path, data, schema=METADATA_SCHEMA, what=f"eval metadata {path}")
+
+
+def _fill(project: Project, rec: CellRecords, folder: Path) -> None:
+    from skillmake.results import grading_json, write_json, write_timing
+    from skillmake.results.files import GRADING
+
+    store = project.store
+    trial, grade = rec.trial, rec.grade
+    if trial is None:
+        return
+    _dump(folder / "trial.json", trial)
+    output = store.get(trial["outputs"]["output"])
+    if output is not None:
+        atomic.write_bytes(folder / "output.txt", output, durable=False)
+    write_timing(folder / "timing.json", trial)
+    if grade is not None:
+        _dump(folder / "grade.json", grade)
+        names = {n for n in rec.cell.case.expectation_names if n}
+        write_json(folder / "grading.json", grading_json(grade, trial, names=names), schema=GRADING,
+                   what=f"grading {folder / 'grading.json'}")
+    digest = kept_tree(trial)
+    tree = store.get_json(digest) if digest else None
+    if isinstance(tree, dict):
+        materialize(tree, folder / "workspace", store.get)
+    else:
+        (folder / "workspace").mkdir()
+        note = trial.get("workspace_note") or "this trial's workspace was not kept"
+        if digest:  # kept, but its tree is lost or corrupt now (quarantined): the next run draws the trial again
+            note = (f"this trial's workspace tree {digest[:19]}… is missing or corrupt in the store; the next run "
+                    "runs the trial again")
+        atomic.write_text(folder / "workspace.txt", note + "\n", durable=False)
+
+
+def _dump(path: Path, record: dict[str, Any]) -> None:
+    atomic.write_bytes(path, orjson.dumps(record, option=orjson.OPT_INDENT_2), durable=False)
+
+
+def _prune(spec_dir: Path, spec: Spec) -> None:
+    """Remove what is not a cell of `spec` now: other cases, arms, trial indexes, and half-written folders."""
+    arms = {a.name for a in spec.arms}
+    cases = {c.id for c in spec.cases}
+    wanted = {f"trial-{k}" for k in range(spec.trials)}
+    for case_dir in _subdirs(spec_dir):
+        if case_dir.name not in cases:
+            fstree.remove_tree(case_dir)
+            continue
+        for arm_dir in _subdirs(case_dir):
+            if arm_dir.name not in arms:
+                fstree.remove_tree(arm_dir)
+                continue
+            for trial_folder in _subdirs(arm_dir):
+                if trial_folder.name not in wanted:
+                    fstree.remove_tree(trial_folder)
+
+
+def _subdirs(folder: Path) -> Iterable[Path]:
+    try:
+        return [p for p in folder.iterdir() if p.is_dir() and not p.is_symlink()]
+    except OSError:
+        return []

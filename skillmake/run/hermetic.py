@@ -1,0 +1,130 @@
+"""Where trials execute: a private folder outside every project tree.
+
+Claude Code looks upward from its working folder for `.claude/` (commands, skills, settings) and `CLAUDE.md`;
+Codex for `AGENTS.md`, `.codex/` and `.agents/skills` (up to the nearest `.git`). A trial run below the project
+(`<project>/.skillmake/work/…`) would see the project's own setup, and a `without_skill` baseline would not be
+one. So trials run under `<tmp>/skillmake-<uid>/<project id>/`: a folder of this user only (0700, not a link),
+with none of those names in it or in any folder above it, and outside the project root. The project id names
+the project's state folder, so one project's run can empty its own leftovers without touching another's.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+import tempfile
+import threading
+from pathlib import Path
+
+from skillmake.core.errors import SkillmakeError
+
+BASE_VAR = "SKILLMAKE_TMPDIR"  # where the private folder is made (default: the system's temporary folder)
+# What an agent finds by looking upward from its working folder; none may be in or above a trial's workspace.
+MARKERS = (".claude", "CLAUDE.md", "CLAUDE.local.md", "AGENTS.md", "AGENTS.override.md", ".codex", ".agents",
+           ".git")
+_FALLBACKS = ("/tmp", "/var/tmp")
+_HINT = (f"set {BASE_VAR} to a folder with none of {', '.join(MARKERS)} in it or above it, outside the project "
+         "(trials run there so that no agent sees the project's own Claude Code or Codex setup)")
+_lock = threading.Lock()
+_chosen: dict[tuple[str, str], Path] = {}
+
+
+def visible_markers(folder: str | os.PathLike[str]) -> list[str]:
+    """The MARKERS in `folder` or in any folder above it (as paths), nearest first."""
+    found = []
+    here = Path(os.path.realpath(folder))
+    for ancestor in (here, *here.parents):
+        for name in MARKERS:
+            if _holds_something(ancestor / name):
+                found.append(str(ancestor / name))
+    return found
+
+
+def _holds_something(path: Path) -> bool:
+    """A marker an agent could read: a file or link, or a folder with anything in it. The codex CLI makes an
+    empty `<tmp>/.codex` for a moment while it runs (its sandbox's mount target), and an empty folder tells no
+    agent anything; counting it made every trial started meanwhile refuse to run."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return False
+    if not stat.S_ISDIR(st.st_mode):
+        return True
+    try:
+        with os.scandir(path) as entries:
+            return next(entries, None) is not None
+    except OSError:
+        return True  # unreadable: it may hold anything
+
+
+def work_root(state_dir: str | os.PathLike[str], project_root: str | os.PathLike[str] | None = None) -> Path:
+    """The folder where the trials of the project whose state folder is `state_dir` execute (not created here;
+    the trial runner makes one folder per trial in it). When no candidate is clean, `<state>/work` — where
+    `problem` then refuses to run any trial, saying why and what to set."""
+    state = os.path.realpath(state_dir)
+    root = os.path.realpath(project_root) if project_root else os.path.dirname(state)
+    memo = (state, os.environ.get(BASE_VAR, ""))
+    with _lock:
+        if memo in _chosen:
+            return _chosen[memo]
+    project_id = hashlib.sha256(state.encode()).hexdigest()[:16]
+    chosen = Path(state) / "work"
+    for base in _candidates():
+        folder = _private(base) if _unsuitable(base, root) is None else None
+        if folder is not None:
+            chosen = folder / project_id
+            break
+    with _lock:
+        _chosen[memo] = chosen
+    return chosen
+
+
+def problem(folder: str | os.PathLike[str]) -> SkillmakeError | None:
+    """Why an agent may not run in `folder` (a trial's workspace): what it would find above it."""
+    seen = visible_markers(os.path.dirname(os.path.realpath(folder)))
+    if not seen:
+        return None
+    return SkillmakeError(f"the trial would run in {folder}, where the agent would see {seen[0]}", hint=_HINT)
+
+
+def _candidates() -> list[str]:
+    explicit = os.environ.get(BASE_VAR)
+    if explicit:  # chosen on purpose: the only candidate, so a bad choice is said, not silently replaced
+        return [os.path.abspath(explicit)]
+    out = [tempfile.gettempdir(), *_FALLBACKS]
+    return [c for i, c in enumerate(out) if c not in out[:i] and os.path.isdir(c)]
+
+
+def _unsuitable(base: str, project_root: str) -> str | None:
+    real = os.path.realpath(base)
+    if not os.path.isdir(real):
+        return "not a folder"
+    if os.path.commonpath([real, project_root]) == project_root:
+        return "inside the project"
+    seen = visible_markers(real)
+    return f"{seen[0]} is visible from there" if seen else None
+
+
+def _private(base: str) -> Path | None:
+    """`<base>/skillmake-<uid>`, made 0700 if missing; None if it exists and is not a folder of ours only."""
+    uid = os.getuid() if hasattr(os, "getuid") else 0
+    folder = Path(base) / f"skillmake-{uid}"
+    try:
+        folder.mkdir(mode=0o700)
+    except FileExistsError:
+        pass
+    except OSError:
+        return None
+    try:
+        st = os.lstat(folder)
+    except OSError:
+        return None
+    if not stat.S_ISDIR(st.st_mode) or (hasattr(os, "getuid") and st.st_uid != uid):
+        return None
+    if st.st_mode & 0o077:
+        try:
+            os.chmod(folder, 0o700)
+        except OSError:
+            return None
+    return folder

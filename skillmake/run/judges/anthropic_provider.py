@@ -1,0 +1,199 @@
+"""The Anthropic judge provider: the Messages API with forced use of the record_verdict tool."""
+
+from __future__ import annotations
+
+import atexit
+import collections
+import hashlib
+import os
+import re
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from skillmake.core.pricing import cost_usd
+from skillmake.run import sdk
+from skillmake.run.agents.base import Usage
+from skillmake.run.judges.base import (
+    TOOL_NAME,
+    Endpoint,
+    JudgeCallError,
+    JudgeRequest,
+    ProviderReply,
+    TransientError,
+    brief,
+)
+from skillmake.run.judges.retry import with_retries
+
+_RETRY_STATUS = frozenset({408, 409, 429}) | frozenset(range(500, 600))
+# A 400 that names these is a model or a schema strict tool use cannot serve: ask again without it.
+_STRICT_REFUSED = re.compile(r"strict|grammar|schema|structured", re.IGNORECASE)
+
+
+def complete(request: JudgeRequest, endpoint: Endpoint) -> ProviderReply:
+    """One verdict from Claude, retried within the budget; raises JudgeCallError when none can be had."""
+    try:
+        anthropic = sdk.load("anthropic", what="the anthropic judge")
+    except sdk.MissingSDK as err:
+        raise JudgeCallError(err.render(), requests=0) from err
+
+    secrets = endpoint.secrets  # redacted from every message before it is cut short
+    try:
+        token = None if endpoint.api_key else endpoint.auth_token  # the SDK takes one of the two
+        client = shared_client(anthropic.Anthropic, api_key=endpoint.api_key, auth_token=token,
+                               base_url=endpoint.base_url, max_retries=0)
+    except anthropic.AnthropicError as err:
+        raise JudgeCallError(f"cannot create the Anthropic client for the judge: {brief(err, secrets)}; "
+                             "set ANTHROPIC_API_KEY", requests=0) from err
+    create: Any = client.messages.create  # typed loosely: the tool and schema are plain dicts built at run time
+    # Strict tool use makes the API hold the tool input to the schema (grammar-constrained sampling); the
+    # reply is still read leniently (see verdict.py), since a model or gateway without it answers loosely.
+    tool: dict[str, Any] = {"name": TOOL_NAME, "description": "Record the verdict. Call this exactly once.",
+                            "input_schema": request.schema, "strict": True}
+    # The 2.x SDK has no sampling parameters, so a temperature the spec sets (judge.temperature) goes in the body;
+    # a model that rejects it answers 400, a judge error naming the setting.
+    extra: dict[str, Any] = {} if request.temperature is None else {"extra_body": {"temperature": request.temperature}}
+
+    def attempt(timeout: float) -> Any:
+        try:
+            # No temperature unless the spec sets one: the 2.x SDK dropped sampling parameters and current models
+            # may reject them. Thinking is disabled explicitly because a forced tool_choice is refused while it is on
+            # (and it is on by default on the newest models).
+            message = create(
+                model=endpoint.model, max_tokens=request.max_tokens, system=request.system,
+                messages=[{"role": "user", "content": _content(request)}],
+                tools=[tool],
+                tool_choice={"type": "tool", "name": TOOL_NAME}, thinking={"type": "disabled"}, timeout=timeout,
+                **extra)
+        except anthropic.APIStatusError as err:
+            text = f"Anthropic API answered HTTP {err.status_code}: {brief(err.message, secrets)}"
+            if err.status_code == 400 and tool.get("strict") and _STRICT_REFUSED.search(str(err.message)):
+                del tool["strict"]  # an older model or a proxy without strict tool use; the reply is checked anyway
+                raise TransientError(text, retry_after=0.0) from err
+            if err.status_code in _RETRY_STATUS:
+                raise TransientError(text, retry_after=retry_after(err.response.headers)) from err
+            raise JudgeCallError(text + _hint(err.status_code, request.temperature)) from err
+        except anthropic.APIConnectionError as err:  # includes timeouts
+            raise TransientError(f"cannot reach the Anthropic API at {client.base_url}: {brief(err, secrets)}") from err
+        except (anthropic.APIResponseValidationError, ValueError) as err:  # a 200 whose body is not a message
+            raise TransientError(f"the Anthropic API sent an unreadable reply: {brief(err, secrets)}") from err
+        except anthropic.AnthropicError as err:
+            raise JudgeCallError(f"the Anthropic client failed: {brief(err, secrets)}") from err
+        except TypeError as err:  # the 2.x SDK raises TypeError when it finds no credentials at all
+            if "authentication" not in str(err):
+                raise
+            raise JudgeCallError("no Anthropic credentials for the judge; set ANTHROPIC_API_KEY "
+                                 "(or ANTHROPIC_AUTH_TOKEN)", requests=0) from err
+        if not hasattr(message, "content"):  # the SDK hands back a non-JSON body as plain text
+            raise TransientError(f"the Anthropic API sent a non-JSON reply: {brief(message, secrets)}")
+        return message
+
+    message, attempts = with_retries(attempt)
+    usage = _usage(message, endpoint.model, attempts)
+    if getattr(message, "stop_reason", None) == "max_tokens":
+        raise JudgeCallError(f"the judge's reply was cut off at max_tokens={request.max_tokens}", requests=attempts)
+    data: dict[str, Any] | None = None
+    texts: list[str] = []
+    for block in getattr(message, "content", None) or []:
+        kind = getattr(block, "type", None)
+        if kind == "tool_use" and getattr(block, "name", None) == TOOL_NAME and data is None:
+            value = getattr(block, "input", None)
+            data = value if isinstance(value, dict) else None
+        elif kind == "text":
+            texts.append(str(getattr(block, "text", "")))
+    return ProviderReply(data=data, text="\n".join(texts), usage=usage)
+
+
+# One client per set of options, shared by every call of the process: making a client loads the CA bundle (~0.16 s of
+# CPU), a build makes hundreds of calls, and the SDKs' clients are safe to use from many threads at once.
+_CLIENTS: collections.OrderedDict[tuple[int, Any, str], Any] = collections.OrderedDict()
+_CLIENTS_LOCK = threading.Lock()
+_MAX_CLIENTS = 8  # a process talks to one or two endpoints; a test session to many short-lived fakes
+
+
+def shared_client(make: Callable[..., Any], **options: Any) -> Any:
+    """The client `make(**options)` made once per process and reused: by the openai judge too.
+
+    Keyed by a digest of the options and the whole environment (the SDKs read keys, base URLs, proxies and
+    credential files through it when a client is made), so a changed setting gets a new client and no key is held
+    anywhere but in the client itself; and by process id, so a forked worker never shares its parent's sockets.
+    A client pushed out of the cache is closed at once (left to garbage collection, its pooled sockets would be
+    reported unclosed at a random later moment); with eight endpoints kept, one still in use is not pushed out.
+    """
+    seen = repr((sorted(options.items()), sorted(os.environ.items())))
+    key = (os.getpid(), make, hashlib.sha256(seen.encode()).hexdigest())
+    evicted = None
+    with _CLIENTS_LOCK:  # held while a client is made, so that threads starting together make one, not several
+        client = _CLIENTS.get(key)
+        if client is None:
+            client = _CLIENTS[key] = make(**options)
+            if len(_CLIENTS) > _MAX_CLIENTS:
+                evicted = _CLIENTS.popitem(last=False)[1]
+        else:
+            _CLIENTS.move_to_end(key)
+    if evicted is not None:
+        _close(evicted)
+    return client
+
+
+def _close(client: Any) -> None:
+    try:
+        client.close()
+    except Exception:  # closing must never turn a finished call into a traceback
+        pass
+
+
+@atexit.register
+def _close_clients() -> None:
+    """The pools' sockets, closed at exit rather than left to the interpreter's teardown (this process's only)."""
+    with _CLIENTS_LOCK:
+        mine = [client for (pid, _, _), client in _CLIENTS.items() if pid == os.getpid()]
+        _CLIENTS.clear()
+    for client in mine:
+        _close(client)
+
+
+def _usage(message: Any, model: str, attempts: int) -> Usage:
+    raw = getattr(message, "usage", None)
+    tokens = {name: getattr(raw, name, None) for name in
+              ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")}
+    ints = {k: v if isinstance(v, int) else None for k, v in tokens.items()}
+    return Usage(input_tokens=ints["input_tokens"], output_tokens=ints["output_tokens"],
+                 cache_read_tokens=ints["cache_read_input_tokens"],
+                 cache_creation_tokens=ints["cache_creation_input_tokens"],
+                 cost_usd=cost_usd(model, input_tokens=ints["input_tokens"], output_tokens=ints["output_tokens"],
+                                   cache_read_tokens=ints["cache_read_input_tokens"],
+                                   cache_creation_tokens=ints["cache_creation_input_tokens"]),
+                 requests=attempts)
+
+
+def retry_after(headers: Any) -> float | None:
+    """Seconds the server asked us to wait (retry-after-ms, then retry-after in seconds), else None."""
+    for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
+        value = headers.get(name) if headers is not None else None
+        if value is not None:
+            try:
+                return max(0.0, float(value) * scale)
+            except ValueError:
+                continue  # an HTTP date: rare from these APIs; fall back to our own backoff
+    return None
+
+
+def _hint(status: int, temperature: float | None = None) -> str:
+    if status in (401, 403):
+        return "; check ANTHROPIC_API_KEY (and ANTHROPIC_BASE_URL)"
+    if status == 404:
+        return "; check the judge model name (judge.model) and ANTHROPIC_BASE_URL"
+    if temperature is not None:
+        return "; check the judge settings (judge.model, judge.provider, judge.temperature: remove it if the model " \
+               "takes none)"
+    return "; check the judge settings (judge.model, judge.provider)"
+
+
+def _content(request: JudgeRequest) -> str | list[dict[str, Any]]:
+    """The user turn: its fixed part (request.shared characters) as a cacheable block, then the material judged —
+    the same text as one string, so the prompt the judge reads is unchanged."""
+    if not 0 < request.shared < len(request.user):
+        return request.user
+    return [{"type": "text", "text": request.user[:request.shared], "cache_control": {"type": "ephemeral"}},
+            {"type": "text", "text": request.user[request.shared:]}]

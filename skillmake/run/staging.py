@@ -1,0 +1,128 @@
+"""A trial runs against exactly the content its key names (design.md, "Hermetic trials").
+
+Keys are computed when a run is planned; the files they name may change while the run goes on (a user saving
+SKILL.md during a `-j 2` run). So nothing the agent reads comes from the live files: the skill and the input files
+are copied into the trial's own folder, each checked against the digest its key recorded, and a file that no
+longer has that content makes the trial an `error` (never cached: it runs again next time, against whatever the
+files then say). The agent's own program files (a command agent's script, which may use files beside it) run
+where they are, and are checked against the key before and after the agent runs instead.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import stat
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from skillmake.core.canonical import digest_file
+from skillmake.core.errors import SkillmakeError
+from skillmake.spec.model import Case, Skill
+
+RERUN_HINT = "nothing was recorded under the old key; the next run runs this trial again with the files as they are"
+
+
+class Changed(SkillmakeError):
+    """A file a trial's key names no longer has the content the key was computed from."""
+
+
+def copy_verified(source: str, dest: Path, digest: str, *, what: str) -> None:
+    """Copy `source` to `dest` (mode and times kept), raising Changed unless the bytes copied have `digest`.
+    Only a regular file is read (a fifo put there since would block the run; a folder is not a file)."""
+    try:
+        fd = os.open(source, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError as exc:
+        raise Changed(f"{what} cannot be read since the run was planned ({exc.strerror})", hint=RERUN_HINT) from None
+    h = hashlib.sha256()
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    with os.fdopen(fd, "rb") as f:
+        st = os.fstat(f.fileno())
+        if not stat.S_ISREG(st.st_mode):
+            raise Changed(f"{what} is no longer a regular file", hint=RERUN_HINT)
+        with open(dest, "wb") as out:
+            while block := f.read(1 << 20):
+                h.update(block)
+                out.write(block)
+    os.chmod(dest, stat.S_IMODE(st.st_mode) | stat.S_IRUSR | stat.S_IWUSR)
+    os.utime(dest, ns=(st.st_atime_ns, st.st_mtime_ns))
+    if "sha256:" + h.hexdigest() != digest:
+        raise Changed(f"{what} changed since the run was planned (its trial key names other content)",
+                      hint=RERUN_HINT)
+
+
+def stage_skill(skill: Skill, manifest_data: bytes, dest: Path) -> Skill:
+    """The skill as its key names it: the files of the key's manifest (and only those: not the evals, results
+    and caches beside it, see paths.not_skill), copied under `dest` and verified. Returns the staged skill."""
+    manifest: dict[str, Any] = orjson.loads(manifest_data)
+    files: dict[str, str] = manifest.get("files") or {}
+    if manifest.get("kind") == "folder":
+        target = dest / skill.name
+        target.mkdir(parents=True, exist_ok=True)
+        for rel, digest in files.items():
+            copy_verified(os.path.join(skill.path, *rel.split("/")), target / rel, digest,
+                          what=f"skill {skill.name!r}: {rel}")
+        return Skill(name=skill.name, path=str(target), kind="folder")
+    target = dest / os.path.basename(skill.path)
+    for name, digest in files.items():  # one file: the command (or prompt) file itself
+        copy_verified(skill.path, target, digest, what=f"skill {skill.name!r}: {name}")
+    return Skill(name=skill.name, path=str(target), kind=skill.kind)
+
+
+def stage_inputs(case: Case, workspace: Path, digests: dict[str, str] | None) -> None:
+    """Copy the case's input files into the workspace under their names; with `digests` (dest → digest, from
+    the key's run fragment), each copy is verified, else copied as it is (a trigger trial stages none)."""
+    for item in case.input_files:
+        expected = (digests or {}).get(item.dest)
+        if expected is None:
+            shutil.copy2(item.source, workspace / item.dest)
+        else:
+            copy_verified(item.source, workspace / item.dest, expected, what=f"input file {item.relpath}")
+
+
+def run_fragment(data: bytes) -> dict[str, Any]:
+    value = orjson.loads(data)
+    return value if isinstance(value, dict) else {}
+
+
+def program_changes(agent_fragment: dict[str, Any], spec_folder: str) -> list[str]:
+    """The agent's program files (keys.command_files) whose content is no longer what the key names."""
+    changed = []
+    for arg, digest in (agent_fragment.get("program_files") or {}).items():
+        path = os.path.join(spec_folder, arg)
+        try:
+            now = digest_file(path)
+        except OSError:
+            now = None
+        if now != digest:
+            changed.append(arg)
+    return changed
+
+
+def check_programs(agent_data: bytes, spec_folder: str, *, when: str) -> None:
+    """Raise Changed when an agent program file differs from its key (`when`: "before"/"while" the agent ran)."""
+    changed = program_changes(run_fragment(agent_data), spec_folder)
+    if changed:
+        raise Changed(f"the agent's program {', '.join(changed)} changed {when} the trial ran (its trial key "
+                      "names other content)", hint=RERUN_HINT)
+
+
+def check_files_changed(checks: list[dict[str, Any]], spec_folder: str) -> list[str]:
+    """The files read by `checks` (keyed as written, with `script_digest` / `schema_file_digest`: keys.py) whose
+    content is no longer what the key names."""
+    changed = []
+    for raw in checks:
+        for name in ("script", "schema_file"):
+            digest = raw.get(f"{name}_digest") if isinstance(raw, dict) else None
+            if not digest:
+                continue
+            try:
+                now = digest_file(os.path.join(spec_folder, raw[name]))
+            except OSError:
+                now = None
+            if now != digest:
+                changed.append(str(raw[name]))
+    return changed

@@ -1,0 +1,200 @@
+"""Per-trial isolation: a fresh workspace with staged inputs, a fresh HOME, a clean environment; capturing
+the declared output files and the workspace tree afterwards, and writing a kept tree back out."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from skillmake.core import fstree
+from skillmake.run.staging import stage_inputs
+from skillmake.spec.model import Case, Spec
+
+# Variables passed from the user's environment to every agent; everything else is dropped.
+# API keys are not here: an agent that needs one adds it itself (settings.py).
+ENV_ALLOW = ("PATH", "LANG", "LANGUAGE", "TERM", "TZ", "TMPDIR", "USER", "LOGNAME", "SHELL",
+             "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "no_proxy",
+             "SSL_CERT_FILE", "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE", "NODE_EXTRA_CA_CERTS", "SYSTEMROOT")
+_LC = re.compile(r"^LC_[A-Z]+$")
+
+# What a trial may hand to the store. Output files over the capture limits make the trial an error (the
+# checks would grade a partial capture); a workspace over the keep limits is simply not kept.
+CAPTURE_MAX_FILES = 1_000
+CAPTURE_MAX_BYTES = 64 << 20
+KEEP_MAX_FILES = 5_000
+KEEP_MAX_BYTES = 64 << 20
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TrialDir:
+    """A trial folder: where it executes (<key>-<run>/ under hermetic.work_root, outside the project, with
+    workspace/, home/ and the staged skill/), or a cell's view (runs/<spec>/<case>/<arm>/trial-<k>/, with
+    workspace/ and the result files, checked out by checkout.py)."""
+
+    root: Path
+
+    @property
+    def workspace(self) -> Path:
+        return self.root / "workspace"
+
+    @property
+    def home(self) -> Path:
+        return self.root / "home"
+
+    def read(self, name: str, *, key: str | None = None) -> dict[str, Any] | None:
+        """A kept record (trial.json, grade.json): None when missing, unreadable, or — given `key` — another's."""
+        try:
+            data = orjson.loads((self.root / name).read_bytes())
+        except (OSError, orjson.JSONDecodeError):
+            return None
+        if not isinstance(data, dict) or (key is not None and data.get("key") != key):
+            return None
+        return data
+
+
+def kept_tree(record: dict[str, Any]) -> str | None:
+    """The digest of the workspace tree a trial record kept, or None. Records written before trees were kept
+    hold the path of their run folder there instead: they stay valid results, with no tree."""
+    value = record.get("workspace")
+    return value if isinstance(value, str) and value.startswith("sha256:") else None
+
+
+def trial_dir(runs_root: str | Path, spec: Spec, case: Case, arm: str, k: int) -> TrialDir:
+    """The cell's view folder: runs/<spec>/<case>/<arm>/trial-<k>/ (a checkout, see checkout.py)."""
+    return TrialDir(root=Path(runs_root) / spec.name / case.id / arm / f"trial-{k}")
+
+
+def scratch_dir(work_root: str | Path, key: str, run_id: str) -> TrialDir:
+    """Where one execution runs: named by trial key *and* run, so no process of an earlier run can still
+    be writing into it (design.md: a trial owns its workspace)."""
+    return TrialDir(root=Path(work_root) / f"{key[7:23]}-{run_id}")
+
+
+def prepare(tdir: TrialDir, case: Case, *, digests: dict[str, str] | None = None) -> None:
+    """Empty the trial folder, then stage a fresh copy of every input file (clauditor: shutil.copy2), each
+    verified against `digests` (dest → digest, the key's) when given (staging.Changed when one differs)."""
+    fstree.remove_tree(tdir.root)
+    tdir.workspace.mkdir(parents=True)
+    tdir.home.mkdir()
+    stage_inputs(case, tdir.workspace, digests)
+
+
+def clean_env(home: Path, *, extra_path: tuple[str, ...] = (), spec_folder: str = "") -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k in ENV_ALLOW or _LC.match(k)}
+    env.setdefault("PATH", os.defpath)
+    if extra_path:
+        prefix = os.pathsep.join(os.path.join(spec_folder, p) for p in extra_path)
+        env["PATH"] = prefix + os.pathsep + env["PATH"]
+    env["HOME"] = str(home)
+    env["XDG_CONFIG_HOME"] = str(home / ".config")
+    env["XDG_CACHE_HOME"] = str(home / ".cache")
+    env["XDG_DATA_HOME"] = str(home / ".local" / "share")
+    return env
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Captured:
+    """The declared output files, and why the capture failed (over the limits), if it did."""
+
+    files: dict[str, bytes]
+    error: str | None = None
+    skipped: tuple[str, ...] = ()  # links and other things that matched a pattern but are never read
+
+
+def capture(workspace: Path, case: Case) -> Captured:
+    """The declared output files: output_file, and every file matching output_files (`**` for any depth).
+
+    Only regular files inside the workspace are read: a link (to a file or a folder, inside or out) is
+    never followed, so an agent cannot make skillmake copy an outside file into the store.
+    """
+    patterns = list(case.output_files) + ([case.output_file] if case.output_file else [])
+    if not patterns:
+        return Captured(files={})
+    regexes = [fstree.glob_regex(p) for p in patterns]
+    limits = fstree.Limits(max_files=1_000_000, max_bytes=1 << 62)  # walking is bounded by depth only
+    found: dict[str, bytes] = {}
+    skipped: list[str] = []
+    total = 0
+    for entry in fstree.walk(workspace, limits):
+        if not any(r.match(entry.rel) for r in regexes):
+            continue
+        if entry.link is not None:
+            skipped.append(f"{entry.rel} is a link (to {entry.link}); links are never captured")
+            continue
+        total += entry.size
+        if len(found) + 1 > CAPTURE_MAX_FILES or total > CAPTURE_MAX_BYTES:
+            return Captured(files={}, error=(
+                f"the output files matching {patterns} exceed the capture limits ({CAPTURE_MAX_FILES:,} files, "
+                f"{CAPTURE_MAX_BYTES >> 20} MiB); narrow output_files, or have the agent write less"))
+        try:
+            found[entry.rel] = Path(entry.path).read_bytes()
+        except OSError:
+            continue
+    return Captured(files=dict(sorted(found.items())), skipped=tuple(skipped))
+
+
+def snapshot(workspace: Path, put: Callable[[bytes], str]) -> tuple[Any, str | None]:
+    """The workspace as a tree manifest {path: {"file": digest, "mode": …} | {"link": target}}, each file
+    stored through `put`; (None, why) when the tree is over the keep limits."""
+    limits = fstree.Limits(max_files=KEEP_MAX_FILES, max_bytes=KEEP_MAX_BYTES)
+    entries = list(fstree.walk(workspace, limits))
+    over = limits.exceeded()
+    if over:
+        return None, f"the workspace was not kept: it holds more than {over}"
+    tree: dict[str, Any] = {}
+    for entry in entries:
+        if entry.link is not None:
+            tree[entry.rel] = {"link": entry.link}
+            continue
+        try:
+            data = Path(entry.path).read_bytes()
+        except OSError:
+            continue
+        tree[entry.rel] = {"file": put(data), "exec": bool(entry.mode & 0o100)}
+    note = None
+    if limits.skipped:
+        note = "parts of the workspace were not kept: " + "; ".join(limits.skipped[:3])
+    return tree, note
+
+
+def materialize(tree: dict[str, Any], dest: Path, get: Callable[[str], bytes | None]) -> int:
+    """Write a tree manifest out under `dest` (links recreated as links, never followed); files missing
+    from the store are left out. Returns how many files were written."""
+    written = 0
+    os.makedirs(dest, exist_ok=True)
+    base = os.path.realpath(dest)
+    for rel, node in sorted(tree.items()):
+        target = os.path.normpath(os.path.join(base, rel))
+        if not target.startswith(base + os.sep):  # a manifest never names a path outside its root
+            continue
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        if "link" in node:
+            with contextlib.suppress(OSError):
+                os.symlink(node["link"], target)
+            continue
+        data = get(node["file"])
+        if data is None:
+            continue
+        with open(target, "wb") as f:
+            f.write(data)
+        if node.get("exec"):
+            os.chmod(target, 0o755)
+        written += 1
+    return written
+
+
+def output_text(case: Case, stdout: str, files: dict[str, bytes]) -> str:
+    """The text checks see by default: output_file wins, then output_files (joined), else stdout (clauditor)."""
+    if case.output_file:
+        data = files.get(case.output_file)
+        return data.decode("utf-8", "replace") if data is not None else ""
+    if case.output_files:
+        return "\n".join(data.decode("utf-8", "replace") for data in files.values())
+    return stdout

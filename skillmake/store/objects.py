@@ -1,0 +1,376 @@
+"""The content-addressed store: immutable objects by sha256, and the action cache (key → record)."""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import fcntl
+import os
+import secrets
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import orjson
+
+from skillmake.core import atomic, redact
+from skillmake.core.canonical import canonical_json, digest_bytes, hex_of
+from skillmake.core.errors import RecordError
+from skillmake.spec.schema import validate_record
+
+if TYPE_CHECKING:
+    from skillmake.store.remote import Remote
+
+TRIAL_SCHEMA = "trial-record.schema.json"
+GRADE_SCHEMA = "grade-record.schema.json"
+
+
+def store_root(project_root: str) -> Path:
+    """The store folder: $SKILLMAKE_STORE when set (a store shared by clones), else <root>/.skillmake."""
+    shared = os.environ.get("SKILLMAKE_STORE")
+    return Path(shared).expanduser().resolve() if shared else Path(project_root) / ".skillmake"
+
+
+class Store:
+    """objects/<2 hex>/<62 hex> and actions/<2 hex>/<key hex>.json, written atomically.
+
+    Objects are verified on read; a corrupt object or action entry is moved to quarantine/ and
+    treated as a miss, so a damaged store costs a re-run, never a wrong result or a crash.
+    """
+
+    def __init__(self, root: str | Path) -> None:
+        self.root = Path(root)
+        self.objects = self.root / "objects"
+        self.actions = self.root / "actions"
+        self.quarantine_dir = self.root / "quarantine"
+        # A shared remote store (remote.py): asked on a local miss of an action key, sent each record written.
+        self.remote: Remote | None = None
+
+    # --- objects ---------------------------------------------------------------
+
+    def object_path(self, digest: str) -> Path:
+        h = hex_of(digest)
+        return self.objects / h[:2] / h[2:]
+
+    def put(self, data: bytes) -> str:
+        digest = digest_bytes(data)
+        path = self.object_path(digest)
+        if not path.exists():
+            atomic.write_bytes(path, data, mode=0o444)
+        return digest
+
+    def put_json(self, value: Any) -> str:
+        return self.put(canonical_json(value))
+
+    def get(self, digest: str) -> bytes | None:
+        """The object's bytes, or None when missing or corrupt (a corrupt one is quarantined)."""
+        path = self.object_path(digest)
+        try:
+            data = path.read_bytes()
+        except OSError:
+            return None
+        if digest_bytes(data) != digest:
+            self._quarantine(path)
+            return None
+        return data
+
+    def get_json(self, digest: str) -> Any:
+        data = self.get(digest)
+        if data is None:
+            return None
+        try:
+            return orjson.loads(data)
+        except orjson.JSONDecodeError:
+            return None
+
+    def has(self, digest: str) -> bool:
+        return self.object_path(digest).exists()
+
+    # --- the action cache -------------------------------------------------------
+
+    def action_path(self, key: str) -> Path:
+        h = hex_of(key)
+        return self.actions / h[:2] / f"{h}.json"
+
+    def has_action(self, key: str) -> bool:
+        return self.action_path(key).exists()
+
+    def put_action(self, record: dict[str, Any], *, schema: str, push: bool = True) -> None:
+        """Write the record for record['key'] after checking it; the objects it names must already exist. Every
+        text in it is redacted of this process's credentials first (redact.py: defence in depth). With a remote,
+        the record and its objects go up too (`push`: False for a record that came from there)."""
+        record = redact.redact_data(record, redact.environment_secrets())
+        validate_record(schema, record, what=f"{record.get('kind', 'record')} {record.get('key')}")
+        missing = [d for d in named_objects(record) if not self.has(d)]
+        if missing:
+            raise RecordError(f"record names objects that are not stored: {missing[:3]}",
+                              hint="objects must be written before the action entry (a bug in skillmake)")
+        atomic.write_bytes(self.action_path(record["key"]), orjson.dumps(record, option=orjson.OPT_INDENT_2))
+        if push and self.remote is not None:
+            self.remote.write_back(record, self)
+
+    def get_action(self, key: str, *, schema: str, verify: bool = True) -> dict[str, Any] | None:
+        """The cached record for `key`, or None: missing, unreadable, invalid, or naming a lost object."""
+        path = self.action_path(key)
+        try:
+            data = path.read_bytes()
+        except OSError:
+            # A local miss asks the remote, which writes the record and its objects here when it has them.
+            if self.remote is None or not self.remote.fetch(key, self, schema=schema):
+                return None
+            try:
+                data = path.read_bytes()
+            except OSError:
+                return None
+        try:
+            record = orjson.loads(data)
+            if verify:
+                validate_record(schema, record, what=f"action {key}")
+            if record.get("key") != key:
+                raise RecordError("key mismatch")
+        except (orjson.JSONDecodeError, RecordError):
+            self._quarantine(path)
+            return None
+        if verify and not all(self.has(d) for d in named_objects(record)):
+            self._quarantine(path)
+            return None
+        return dict(record)
+
+    def quarantine_action(self, key: str) -> None:
+        """Set aside the record of `key` (it names an object that is missing or corrupt): a miss from now on."""
+        path = self.action_path(key)
+        if path.exists():
+            self._quarantine(path)
+
+    def verify(self, digest: str) -> bool:
+        """Whether the object is there with the content its name says (a corrupt one is quarantined)."""
+        return self.get(digest) is not None
+
+    # --- the last attempt of a key that has no cacheable result ----------------
+
+    def attempt_path(self, key: str) -> Path:
+        h = hex_of(key)
+        return self.root / "attempts" / h[:2] / f"{h}.json"
+
+    def put_attempt(self, record: dict[str, Any], *, schema: str) -> None:
+        """Keep an error-class record (error, timeout, judge_error) to show why a cell has no result.
+
+        Never read as a result: a key with an attempt and no action entry is still stale. Redacted as put_action's."""
+        record = redact.redact_data(record, redact.environment_secrets())
+        validate_record(schema, record, what=f"{record.get('kind', 'record')} {record.get('key')}")
+        atomic.write_bytes(self.attempt_path(record["key"]), orjson.dumps(record, option=orjson.OPT_INDENT_2),
+                           durable=False)
+
+    def get_attempt(self, key: str, *, schema: str) -> dict[str, Any] | None:
+        try:
+            record = orjson.loads(self.attempt_path(key).read_bytes())
+            validate_record(schema, record, what=f"attempt {key}")
+        except (OSError, orjson.JSONDecodeError, RecordError):
+            return None
+        return dict(record) if record.get("key") == key else None
+
+    def clear_attempt(self, key: str) -> None:
+        with contextlib.suppress(OSError):
+            os.unlink(self.attempt_path(key))
+
+    # --- one execution per key at a time, across runs and projects sharing this store ----
+
+    @contextlib.contextmanager
+    def key_lock(self, key: str) -> Iterator[None]:
+        """Hold the lock of `key` (a flock'd file under locks/, removed on release)."""
+        path = self.root / "locks" / f"{hex_of(key)}.lock"
+        with _flock(path):
+            yield
+
+    # --- temp files that killed writers left --------------------------------------------------------------
+
+    def begin_run(self, *, min_age: float = 2.0) -> int:
+        """Mark this process as a writer of the store for the rest of its life (a flock'd file under running/,
+        removed at exit). When a writer marked before died without ending (SIGKILL, a power loss), or the store
+        predates these marks, sweep the temp files such writers leave; returns how many were removed.
+
+        Safe beside live writers in other runs and projects sharing the store: every writer holds a flock on
+        its temp file until it renames it (atomic.write_bytes), and a file that is held, or younger than
+        `min_age` seconds (created, not yet locked), is left alone."""
+        folder = self.root / "running"
+        if self.remote is not None:
+            self.remote.drain(self)  # what a killed run (or a remote that was down) left to send
+        if str(folder) in _running:
+            return 0
+        # No marks yet: a store written before them (or a new one), swept once.
+        dead: list[Path | None] = [] if folder.is_dir() else [None]
+        try:
+            names = [n for n in os.listdir(folder) if not n.startswith(".")]
+        except OSError:
+            names = []
+        for name in names:
+            fd = _try_lock(folder / name)
+            if fd is not None:  # its writer is gone
+                dead.append(folder / name)
+                os.close(fd)
+        name = f"{os.getpid()}-{secrets.token_hex(4)}"
+        folder.mkdir(parents=True, exist_ok=True)
+        # Locked before it gets its name, so another run never sees it unlocked and takes it for a dead one.
+        fd = os.open(folder / f".{name}", os.O_RDWR | os.O_CREAT, 0o644)
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        os.replace(folder / f".{name}", folder / name)
+        _running[str(folder)] = (fd, str(folder / name))
+        removed = self.sweep_temp(min_age=min_age) if dead else 0
+        for path in dead:
+            if path is not None:
+                with contextlib.suppress(OSError):
+                    os.unlink(path)
+        return removed
+
+    def sweep_temp(self, *, min_age: float = 2.0) -> int:
+        """Remove the temp files of writes that never finished (objects/, actions/, attempts/, replaced/,
+        index/ and the store's own folder), except those a live writer holds; returns how many."""
+        removed = 0
+        now = time.time()
+        for dirpath, filenames in self._temp_folders():
+            for name in filenames:
+                if not (name.startswith(".") and name.endswith(atomic.TEMP_SUFFIX)):
+                    continue
+                path = os.path.join(dirpath, name)
+                try:
+                    if now - os.stat(path).st_mtime < min_age:
+                        continue
+                except OSError:
+                    continue
+                fd = _try_lock(Path(path))
+                if fd is None:  # a live writer holds it
+                    continue
+                try:
+                    os.unlink(path)
+                    removed += 1
+                except OSError:
+                    pass
+                finally:
+                    os.close(fd)
+        return removed
+
+    def _temp_folders(self) -> Iterator[tuple[str, list[str]]]:
+        yield str(self.root), _files(self.root)
+        for sub in ("objects", "actions", "attempts", "replaced", "index"):
+            for dirpath, _, filenames in os.walk(self.root / sub):
+                yield dirpath, filenames
+
+    def _quarantine(self, path: Path) -> None:
+        """Move a damaged file aside (kept for inspection) so it is never trusted again."""
+        target = self.quarantine_dir / f"{path.parent.name}{path.name}.{int(time.time() * 1000)}"
+        with contextlib.suppress(OSError):
+            target.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(path, target)
+
+
+_running: dict[str, tuple[int, str]] = {}  # running/ folder → (fd, path) of this process's mark
+
+
+@atexit.register
+def _end_runs() -> None:
+    """A writer that ends normally removes its mark: only a killed one leaves it for the next run to sweep after."""
+    for fd, path in _running.values():
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+        with contextlib.suppress(OSError):
+            os.close(fd)
+    _running.clear()
+
+
+def _try_lock(path: Path) -> int | None:
+    """An fd holding an exclusive flock on `path`, or None when another holder has it (or it is gone)."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        return None
+    return fd
+
+
+def _files(folder: Path) -> list[str]:
+    try:
+        return [e.name for e in os.scandir(folder) if e.is_file(follow_symlinks=False)]
+    except OSError:
+        return []
+
+
+# path → [its lock, how many threads hold or wait for it]: an entry goes with its last user, so a run of 30,000
+# trials does not keep 30,000 locks (one per key it ran).
+_thread_locks: dict[str, list[Any]] = {}
+_thread_locks_guard = threading.Lock()
+
+
+@contextlib.contextmanager
+def _flock(path: Path) -> Iterator[None]:
+    """An exclusive lock on `path` that threads of one process and other processes all respect.
+
+    flock belongs to an open file, so each holder opens its own; the file is unlinked by the holder before
+    it unlocks, and a waiter that wakes on an unlinked file tries again on the new one.
+    """
+    name = str(path)
+    with _thread_locks_guard:
+        entry = _thread_locks.setdefault(name, [threading.Lock(), 0])
+        entry[1] += 1
+    try:
+        with entry[0]:
+            yield from _flock_file(path)
+    finally:
+        with _thread_locks_guard:
+            entry[1] -= 1
+            if entry[1] == 0:
+                del _thread_locks[name]
+
+
+def _flock_file(path: Path) -> Iterator[None]:
+    """The file lock of _flock, once this thread holds the path's thread lock."""
+    while True:
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        except FileNotFoundError:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            try:
+                same = os.stat(path).st_ino == os.fstat(fd).st_ino
+            except FileNotFoundError:
+                same = False
+            if not same:
+                os.close(fd)
+                continue
+        except BaseException:
+            os.close(fd)
+            raise
+        try:
+            yield
+        finally:
+            with contextlib.suppress(OSError):
+                os.unlink(path)
+            os.close(fd)
+        return
+
+
+def named_objects(record: dict[str, Any]) -> list[str]:
+    """Every object a trial record names itself: its outputs and its kept workspace tree (the tree's own files
+    are named inside the tree)."""
+    out = _digests(record.get("outputs", {}))
+    tree = record.get("workspace")
+    if isinstance(tree, str) and tree.startswith("sha256:"):
+        out.append(tree)
+    return out
+
+
+def _digests(outputs: dict[str, Any]) -> list[str]:
+    out = []
+    for name, value in outputs.items():
+        if name == "files":
+            out.extend(value.values())
+        elif isinstance(value, str):
+            out.append(value)
+    return out
