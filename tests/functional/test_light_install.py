@@ -83,7 +83,7 @@ def test_init_and_schema_need_no_sdk(tmp_path: Path, args: list[str]) -> None:
 
 def test_a_missing_sdk_is_named_with_its_extra() -> None:
     code = ("import sys; sys.modules['openai'] = None\n"
-            "from skillmake import sdk\n"
+            "from skillmake.run import sdk\n"
             "assert not sdk.available('openai')\n"
             "sdk.load('openai', what='the openai judge')\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)

@@ -81,7 +81,7 @@ def test_a_setsid_child_holding_stdout_ends_with_its_command(tmp_path: Path, env
 
 RUNNER = textwrap.dedent("""\
     import os, sys, threading, time
-    from skillmake import process
+    from skillmake.run import process
     command = [sys.executable, "-c", sys.argv[1] + "\\nimport time\\ntime.sleep(60)"]
     def trial():
         try:
@@ -152,7 +152,7 @@ def test_no_process_outlives_the_run_even_when_its_starter_lives_on(tmp_path: Pa
 
 ESCAPE = textwrap.dedent("""\
     import os, sys, time
-    from skillmake import process
+    from skillmake.run import process
     process.install_interrupt_handlers()  # as every run does: the run is the subreaper of what escapes a supervisor
     command = [sys.executable, "-c", sys.argv[1] + "\\nimport signal\\nos.kill(os.getppid(), signal.SIG" + sys.argv[2]
                + ")\\nprint('left')"]
@@ -183,7 +183,7 @@ def test_a_command_that_kills_or_stops_its_supervisor_leaves_no_daemon(tmp_path:
 
 WAKE = textwrap.dedent("""\
     import os, signal, sys, threading, time
-    from skillmake import process
+    from skillmake.run import process
     process.install_interrupt_handlers()
     def trial():
         t0 = time.monotonic()
