@@ -10,6 +10,7 @@ import pytest
 
 from skillmake.core import fstree, oswalk
 from skillmake.spec.discovery import MAX_SEARCH_DEPTH, discover
+from tests.deepfolder import make_deep
 
 SPEC = "skill: s\ncases: []\n"
 
@@ -18,19 +19,7 @@ SPEC = "skill: s\ncases: []\n"
 def deep(tmp_path: Path) -> Iterator[Path]:
     """tmp_path/deep/d/d/…, 1,300 levels, with a spec at the bottom; removed iteratively (pytest's clean-up of old
     temporary folders recurses, and a deep folder left behind would crash later pytest runs)."""
-    top = tmp_path / "deep"
-    top.mkdir()
-    fd = os.open(top, os.O_RDONLY)
-    try:
-        for _ in range(1300):
-            os.mkdir("d", dir_fd=fd)
-            inner = os.open("d", os.O_RDONLY, dir_fd=fd)
-            os.close(fd)
-            fd = inner
-        with open(os.open("bottom.eval.yaml", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd), "w") as f:
-            f.write(SPEC)
-    finally:
-        os.close(fd)
+    top = make_deep(tmp_path / "deep", leaf=("bottom.eval.yaml", SPEC))
     yield top
     fstree.remove_tree(top)
 

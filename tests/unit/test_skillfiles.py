@@ -57,25 +57,11 @@ def test_frontmatter() -> None:
 def test_a_folder_1300_deep_inside_a_skill_is_hashed_without_recursion(tmp_path: Path) -> None:
     """os.walk recursed once per level (RecursionError past ~1,000): planning a spec whose skill holds an
     agent's deep leftover crashed. The deepest file is hashed like any other."""
-    import os
-
     from skillmake.core import fstree
+    from tests.deepfolder import make_deep
 
     make(tmp_path)
-    top = tmp_path / "skills/s/notes"
-    top.mkdir()
-    fd = os.open(top, os.O_RDONLY)
-    try:
-        for _ in range(1300):
-            os.mkdir("d", dir_fd=fd)
-            inner = os.open("d", os.O_RDONLY, dir_fd=fd)
-            os.close(fd)
-            fd = inner
-        leaf = os.open("leaf.md", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd)
-        os.write(leaf, b"deep\n")
-        os.close(leaf)
-    finally:
-        os.close(fd)
+    top = make_deep(tmp_path / "skills/s/notes", leaf=("leaf.md", "deep\n"))
     try:
         files = manifest(Skill(name="s", path=str(tmp_path / "skills/s"), kind="folder"))["files"]
         assert sorted(files)[-1] == "scripts/run.sh"
