@@ -275,3 +275,57 @@ def sequential_decision(successes: int, n: int, threshold: float, *, alpha: floa
     if mixture_log_wealth(successes, n, threshold, prior=prior) < math.log(1 / alpha):
         return None
     return "above" if successes > threshold * n else "below"
+
+
+def stop_points(least: int, most: int, batch: int) -> list[int]:
+    """The trial counts after which an adaptive cell looks: least, then every `batch` more, and most."""
+    points, n = [], min(max(1, least), most)
+    while True:
+        points.append(n)
+        if n >= most:
+            return points
+        n = min(n + max(1, batch), most)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Stop:
+    """Where an adaptive cell stands, from its outcomes in trial-index order. `used`: the trials it counts — the
+    look at which it was decided, or `most` (undecided there: inconclusive); None while an outcome it needs is
+    unknown, and then `needed` trials must be known before the next look."""
+
+    used: int | None
+    decision: str | None  # above | below | None
+    needed: int
+
+    @property
+    def inconclusive(self) -> bool:
+        return self.used is not None and self.decision is None
+
+
+def adaptive_stop(passes: Sequence[bool | None], *, least: int, most: int, batch: int, threshold: float,
+                  alpha: float = 0.05) -> Stop:
+    """Walk the looks in order (stop_points) over `passes` (index k: trial k passed, failed, or None: not known),
+    stopping at the first look where the confidence sequence decides (sequential_decision). Only the outcomes of
+    indices below a look are read at it, so the answer never depends on which trials finished first."""
+    for n in stop_points(least, most, batch):
+        head = passes[:n]
+        if len(head) < n or any(p is None for p in head):
+            return Stop(used=None, decision=None, needed=n)
+        decision = sequential_decision(sum(1 for p in head if p), n, threshold, alpha=alpha)
+        if decision is not None or n >= most:
+            return Stop(used=n, decision=decision, needed=n)
+    raise AssertionError("stop_points always ends at most")
+
+
+def trial_needed(k: int, passes: Sequence[bool | None], *, least: int, most: int, batch: int, threshold: float,
+                 alpha: float = 0.05) -> bool:
+    """Whether trial k of an adaptive cell must run: no look before it decided. Reads only indices below the last
+    look before k (None for a look it cannot make yet counts as undecided)."""
+    before = [n for n in stop_points(least, most, batch) if n <= k]
+    if k >= most:
+        return False
+    if not before:
+        return True
+    known = list(passes[:before[-1]])
+    stop = adaptive_stop(known, least=least, most=most, batch=batch, threshold=threshold, alpha=alpha)
+    return stop.used is None or stop.used > k

@@ -16,6 +16,7 @@ from skillmake.spec.adapters.detect import foreign_format
 from skillmake.spec.model import (
     WITH_SKILL,
     WITHOUT_SKILL,
+    Adaptive,
     AgentConfig,
     Arm,
     Case,
@@ -258,7 +259,8 @@ def _build(data: dict[str, Any], rules: Rules) -> Spec:
         name=data.get("name") or spec_name_of(rules.path), path=rules.path, relpath=rules.shown, skill=rules.skill,
         agent=agent, arms=tuple(arms), cases=tuple(_case(data, raw, i, rules.inputs[i], rules.rendered.get(i))
                                                    for i, raw in enumerate(data["cases"])),
-        trials=data.get("trials", 1), timeout=float(data.get("timeout", 300)), description=data.get("description"),
+        trials=_trials(data.get("trials", 1)), adaptive=_adaptive(data.get("trials")),
+        timeout=float(data.get("timeout", 300)), description=data.get("description"),
         system_prompt=data.get("system_prompt"),
         judge=JudgeConfig(provider=judge.get("provider"), model=judge.get("model"),
                           pass_threshold=judge.get("pass_threshold", 4), temperature=judge.get("temperature")),
@@ -320,6 +322,21 @@ def discover(root: str) -> list[str]:
     from skillmake.spec.discovery import discover as found
 
     return found(root)
+
+
+def _trials(given: Any) -> int:
+    """The trials a cell may run: the count, or an adaptive spec's max."""
+    return int(given["max"]) if isinstance(given, Mapping) else int(given)
+
+
+def _adaptive(given: Any) -> Adaptive | None:
+    """`trials: {min, max, decide, batch, alpha, inconclusive}` from validated data (rules.py checks min <= max)."""
+    if not isinstance(given, Mapping):
+        return None
+    least = min(int(given.get("min", 3)), int(given["max"]))
+    return Adaptive(least=least, most=int(given["max"]), decide=float(given["decide"]),
+                    batch=int(given.get("batch", least)), alpha=float(given.get("alpha", 0.05)),
+                    inconclusive=str(given.get("inconclusive", "fail")))
 
 
 def _thresholds(data: Mapping[str, Any]) -> Thresholds:

@@ -153,6 +153,24 @@ class Thresholds:
                                            self.min_trigger_f1, self.min_trigger_pass_rate))
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Adaptive:
+    """`trials: {min, max, decide}`: per case and arm, trials run in batches until an anytime-valid confidence
+    sequence for the pass rate lies above or below `decide` (core/stats.adaptive_stop); undecided at `most`,
+    the case is inconclusive, which fails the verdict or only warns (`inconclusive`)."""
+
+    least: int  # min
+    most: int  # max (the spec's `trials`)
+    decide: float
+    batch: int
+    alpha: float = 0.05
+    inconclusive: str = "fail"  # fail | warn
+
+    def to_json(self) -> dict[str, Any]:
+        return {"min": self.least, "max": self.most, "decide": self.decide, "batch": self.batch,
+                "alpha": self.alpha, "inconclusive": self.inconclusive}
+
+
 TRIGGER_ARM = "trigger"  # the arm name trigger trials carry in their records' labels
 
 
@@ -223,8 +241,9 @@ class Spec:
     agent: AgentConfig
     arms: tuple[Arm, ...]
     cases: tuple[Case, ...]
-    trials: int = 1
+    trials: int = 1  # with `adaptive`: its max
     timeout: float = 300.0
+    adaptive: Adaptive | None = None  # `trials: {min, max, decide}`; None: a fixed count
     description: str | None = None
     system_prompt: str | None = None
     judge: JudgeConfig = field(default_factory=JudgeConfig)

@@ -235,7 +235,9 @@ def apply(spec: Spec, settings: Mapping[str, Setting], config: Config) -> Spec:
         cases = tuple(replace(c, timeout=None) if c.timeout is not None else c for c in cases)
     judge = JudgeConfig(provider=settings["judge_provider"].value, model=settings["judge_model"].value,
                         pass_threshold=spec.judge.pass_threshold, temperature=spec.judge.temperature)
-    return replace(spec, trials=settings["trials"].value, timeout=float(timeout.value), cases=cases,
+    # A count given for this run (--trials 5) runs that many: it replaces an adaptive spec's {min, max, decide}.
+    adaptive = None if settings["trials"].source in (COMMAND_LINE, ENVIRONMENT) else spec.adaptive
+    return replace(spec, trials=settings["trials"].value, adaptive=adaptive, timeout=float(timeout.value), cases=cases,
                    agent=agent_of(spec.agent), arms=_arms(spec, agent_of),
                    judge=judge)
 

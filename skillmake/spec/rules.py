@@ -89,6 +89,7 @@ class Rules:
             self.skill = Skill(name="none", path=self.path, kind="none")
         self._variants()
         self._programs()
+        self._adaptive(data.get("trials"))
         for i, pattern in enumerate(_list(_dict(data.get("sandbox")).get("forbidden_files"))):
             pointer = f"/sandbox/forbidden_files/{i}"
             if self._str(pattern, pointer) is not None:
@@ -105,6 +106,16 @@ class Rules:
 
             trigger_spec.check(triggers, skill=self.skill, folder=self.folder, clean=self.clean, root=self.root,
                                report=lambda pointer, message, hint: self.error(pointer, message, hint))
+
+    def _adaptive(self, trials: Any) -> None:
+        """`trials: {min, max, batch}`: min and batch at most max."""
+        if not isinstance(trials, dict) or not self.clean("/trials"):
+            return
+        most = trials.get("max")
+        for key in ("min", "batch"):
+            if isinstance(most, int) and isinstance(trials.get(key), int) and trials[key] > most:
+                self.error(f"/trials/{key}", f"{key} {trials[key]} is more than max {most}",
+                           f"lower {key} to at most {most}, or raise max")
 
     def _variants(self) -> None:
         agent = self.data.get("agent")
