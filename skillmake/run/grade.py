@@ -87,6 +87,19 @@ def execute(project: Project, spec: Spec, case: Case, arm: Arm, k: int, trial_re
     fresh_trial = resample and trial_record.get("run_id") == run_id
     if hit is not None and not (fresh_trial and hit.get("run_id") != run_id):
         return GradeRun(record=hit, ran=False)
+    # One grading of a key at a time: threads, runs, and clones sharing a remote (its lease): the second waits and
+    # reuses the first's record.
+    with project.store.key_lock(key):
+        again = cached(project, spec, case, trial_record)
+        if again is not None and not (fresh_trial and again.get("run_id") != run_id):
+            return GradeRun(record=again, ran=False)
+        return _grade(project, spec, case, arm, k, trial_record, key=key, inputs=inputs, parts=parts, hit=hit)
+
+
+def _grade(project: Project, spec: Spec, case: Case, arm: Arm, k: int, trial_record: dict[str, Any], *, key: str,
+           inputs: dict[str, Any], parts: list[Part], hit: dict[str, Any] | None) -> GradeRun:
+    """Run the checks and judges of `case` over `trial_record` now and store the grade (its key's lock held)."""
+    run_id = current_run_id()
     for piece in parts:
         project.store.put(piece.data)
     started = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")

@@ -179,10 +179,15 @@ class Store:
 
     @contextlib.contextmanager
     def key_lock(self, key: str) -> Iterator[None]:
-        """Hold the lock of `key` (a flock'd file under locks/, removed on release)."""
+        """Hold the lock of `key` (a flock'd file under locks/, removed on release) and, with a remote, its lease
+        there (lease.py): a clone on another machine running the same key waits, then reuses the record."""
         path = self.root / "locks" / f"{hex_of(key)}.lock"
         with _flock(path):
-            yield
+            if self.remote is None:
+                yield
+                return
+            with self.remote.lease(key):
+                yield
 
     # --- temp files that killed writers left --------------------------------------------------------------
 

@@ -16,7 +16,7 @@ import contextlib
 import os
 import secrets
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -30,6 +30,7 @@ from skillmake.core.errors import RecordError
 from skillmake.spec.schema import validate_record
 
 if TYPE_CHECKING:
+    from skillmake.store.lease import Leases
     from skillmake.store.objects import Store
 
 REMOTE_VAR = "SKILLMAKE_REMOTE"  # a remote for this run (`--remote URL` sets it); beats the config's `remote`
@@ -82,6 +83,8 @@ class Remote:
         self._down = False  # unreachable once: not asked again by this process (no timeout per trial)
         self._drained = False
         self._noted: set[str] = set()
+        self._listed: frozenset[str] | None = None  # the action entries' hexes, from one listing (prefetch)
+        self._leases: Leases | None = None
 
     def __reduce__(self) -> tuple[Any, ...]:
         """A worker process gets a fresh remote of the same URL (no lock, no client, no cache of this process)."""
@@ -221,6 +224,81 @@ class Remote:
                       "not used (its trial runs again)")
             self._absent.add(key)
         return not problems
+
+    # --- leases (lease.py): one execution of a key at a time across clones -----------------------------------
+
+    @contextlib.contextmanager
+    def lease(self, key: str) -> Iterator[None]:
+        """Hold the remote lease of `key`, or wait for another holder's record of it (lease.py)."""
+        if self._down:
+            yield
+            return
+        with self._lock:
+            if self._leases is None:
+                from skillmake.store.lease import Leases
+
+                self._leases = Leases(self)
+            leases = self._leases
+        with leases.hold(key):
+            yield
+
+    @property
+    def waited(self) -> int:
+        """Keys this process waited for and found made by another clone."""
+        return self._leases.waited if self._leases is not None else 0
+
+    def lease_folder(self) -> str:
+        return f"{self._base()}/leases"
+
+    def forget_absent(self, key: str) -> None:
+        with self._lock:
+            self._absent.discard(key)
+
+    def has_entry(self, key: str) -> bool:
+        """Whether the remote holds an entry for `key` now (never from a cached listing)."""
+        path = self.action_path(key)
+        self.fs.invalidate_cache(path)
+        return self._exists(path)
+
+    def generations(self, folder: str) -> list[int]:
+        """The lease generations in `folder`, lowest first."""
+        self._count()
+        self.fs.invalidate_cache(folder)
+        try:
+            names = self.fs.ls(folder, detail=False)
+        except FileNotFoundError:
+            return []
+        return sorted(int(n) for n in (str(p).rstrip("/").rsplit("/", 1)[-1] for p in names) if n.isdigit())
+
+    def read(self, path: str) -> bytes | None:
+        return self._cat(path)
+
+    def create(self, path: str, data: bytes) -> bool:
+        """Write `data` at `path` only if nothing is there (one winner among racing writers); whether it did."""
+        self._count()
+        fs = self.fs
+        if _is_local(fs):
+            fs.makedirs(path.rsplit("/", 1)[0], exist_ok=True)
+            try:
+                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+            except FileExistsError:
+                return False
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+            return True
+        try:
+            fs.pipe_file(path, data, mode="create")
+        except FileExistsError:
+            return False
+        return True
+
+    def overwrite(self, path: str, data: bytes) -> None:
+        self._write(path, data)
+
+    def remove(self, path: str) -> None:
+        self._count()
+        with contextlib.suppress(FileNotFoundError):
+            self.fs.rm_file(path)
 
     # --- write-back --------------------------------------------------------------------------------------------
 
