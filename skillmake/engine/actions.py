@@ -9,7 +9,7 @@ from doit.exceptions import TaskFailed
 
 from skillmake.core import console, interrupts
 from skillmake.core.errors import SkillmakeError
-from skillmake.engine import explain
+from skillmake.engine import adaptive, explain
 from skillmake.engine.plan import Item, SpecPlan, TriggerItem
 from skillmake.run import budget, process
 from skillmake.run import grade as grading
@@ -44,6 +44,8 @@ def _between_tasks(action: Any) -> Any:
 
 @_between_tasks
 def run_trial(project: Project, item: Item, *, resample: bool = False) -> dict[str, Any] | TaskFailed:
+    if item.spec.adaptive is not None and not adaptive.needed(project, item):
+        return adaptive.not_needed_values(item)  # an earlier look decided its cell: no call, not a trial
     if resample:
         why = "resampled: a fresh sample replaces the stored one" if item.trial_cached else "new"
     else:
@@ -119,6 +121,8 @@ def trial_record(project: Project, item: Item) -> dict[str, Any] | None:
 def run_grade(project: Project, item: Item, *, resample: bool = False) -> dict[str, Any] | TaskFailed:
     if budget.capped(project, item.name):  # its trial never started: nothing to grade, said by the trial's line
         return {"outcome": budget.NOT_RUN, "ran": False, "capped": True, "why": "its trial did not start"}
+    if item.spec.adaptive is not None and not adaptive.needed(project, item):
+        return adaptive.not_needed_values(item)
     record = trial_record(project, item)
     if record is None:
         return TaskFailed(f"trial:{item.name} has no record; run it first (doit trial:{item.name})")

@@ -149,4 +149,8 @@ def plan_spec(project: Project, spec: Spec) -> SpecPlan:
                                                  cached=facts is not None and facts[1] <= limit_ms,
                                                  damaged=index.damaged.get(tkey.key)))
     index.save()
+    if spec.adaptive is not None:  # trials: {min, max, decide}: drop what stored grades made unnecessary
+        from skillmake.engine.adaptive import prune
+
+        prune(project, plan)
     return plan

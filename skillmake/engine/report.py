@@ -112,6 +112,10 @@ def build_and_write(project: Project, plan: SpecPlan, *, evaluated: bool = True,
     from skillmake.spec.adapters.eva import is_eva_spec
 
     cells = cells_of(project, plan)
+    if plan.spec.adaptive is not None:  # only the trials up to the look that decided each cell count
+        from skillmake.engine.adaptive import counted
+
+        cells = counted(plan.spec, cells)
     checkout(project, cells)
     # The records this run made join the plan's index: the next run opens none of them.
     refresh(project, plan.spec.name, [c.cell.key for c in cells] + [t.tkey.key for t in plan.triggers])

@@ -98,8 +98,8 @@ class SkillmakeReporter:
                     self.duration_count += 1
                 values = getattr(task, "values", None) or {}
                 self._count(kind, values)
-                if self.style.quiet:
-                    return
+                if self.style.quiet or (values.get("unneeded") and not self.style.verbose):
+                    return  # adaptive trials: a trial an earlier look made unnecessary is no trial
                 outcome = str(values.get("outcome", ""))
                 why = values.get("why")
                 self._line(f"{self._progress()} {task.name}  {console.paint(outcome, outcome, self.out)}  "
@@ -160,8 +160,10 @@ class SkillmakeReporter:
         # A task doit ran may still have been served by the store (another trial with identical inputs).
         trials_ran = int(tally.get("trial_ran", 0))
         grades_ran = int(tally.get("grade_ran", 0))
-        reused_trials = self.ran.get("trial", 0) - trials_ran - int(tally.get("trial_capped", 0))
-        reused_grades = self.ran.get("grade", 0) - grades_ran - int(tally.get("grade_capped", 0))
+        reused_trials = (self.ran.get("trial", 0) - trials_ran - int(tally.get("trial_capped", 0))
+                         - int(tally.get("trial_unneeded", 0)))
+        reused_grades = (self.ran.get("grade", 0) - grades_ran - int(tally.get("grade_capped", 0))
+                         - int(tally.get("grade_unneeded", 0)))
         trials_ok, grades_ok = self.uptodate.get("trial", 0), self.uptodate.get("grade", 0)
         trials_ok += tasks.COLLAPSED["trial"]
         grades_ok += tasks.COLLAPSED["grade"]
@@ -233,6 +235,8 @@ class SkillmakeReporter:
                     self._line(f"{self._progress()} … running {name} (started {clock})")
 
     def _count(self, kind: str, values: dict[str, Any]) -> None:
+        if values.get("unneeded"):  # adaptive trials: an earlier look decided its cell (engine/adaptive.py)
+            self.tally[f"{kind}_unneeded"] = self.tally.get(f"{kind}_unneeded", 0) + 1
         if values.get("capped"):  # the spending cap kept it from starting (budget.py): the run exits 6
             LAST_RUN["capped"] = True
             self.tally[f"{kind}_capped"] = self.tally.get(f"{kind}_capped", 0) + 1

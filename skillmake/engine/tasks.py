@@ -14,7 +14,7 @@ from doit.exceptions import TaskFailed
 from skillmake.core import fstree, runlock
 from skillmake.core.errors import EXIT_INVALID, EXIT_NO_SPECS, SkillmakeError
 from skillmake.core.paths import cut_links, within
-from skillmake.engine import actions, clean, gone, scope, select, stale
+from skillmake.engine import actions, adaptive, clean, gone, scope, select, stale
 from skillmake.engine.plan import Item, SpecPlan, TriggerItem, plan_spec
 from skillmake.engine.report import STAMP, report_uptodate
 from skillmake.results.checkout import METADATA
@@ -183,12 +183,14 @@ def trial_tasks(root: str) -> Iterator[dict[str, Any]]:
                 continue
             resample = chosen.resample and chosen.has(item)
             uptodate = stale.uptodate(stale.trial(project, item, resample=resample))
+            # trials: {min, max, decide}: a trial waits for its cell's grades before its last look (adaptive.py)
+            waits = adaptive.waits(plan, item, exists=lambda i: _grade_task_exists(i, full, chosen))
             view = trial_dir(project.runs_dir, item.spec, item.case, item.arm.name, item.k).root
             stamp = project.reports_dir / item.spec.name / STAMP  # the report must check the view out again
             yield {"basename": "trial", "name": item.name,
                    "actions": [(actions.run_trial, [project, item], {"resample": resample})],
                    "file_dep": _file_deps(project, item) if _shows_file_deps(uptodate[0] is True) else [],
-                   "uptodate": uptodate,
+                   "uptodate": uptodate, **({"task_dep": waits} if waits else {}),
                    "clean": [(_remove, [project, str(view)]), (_remove, [project, str(stamp)])],
                    "meta": {clean.META: "trial view"}, "io": {"capture": False}, "verbosity": 0,
                    **_info_doc(project, item)}
@@ -205,9 +207,10 @@ def grade_tasks(root: str) -> Iterator[dict[str, Any]]:
                 COLLAPSED["grade"] += chosen.has(item)
                 continue
             resample = chosen.resample and chosen.has(item)
+            waits = adaptive.waits(plan, item, exists=lambda i: _grade_task_exists(i, full, chosen))
             yield {"basename": "grade", "name": item.name,
                    "actions": [(actions.run_grade, [project, item], {"resample": resample})],
-                   "task_dep": [f"trial:{item.name}"] if _trial_task_exists(item, full, chosen) else [],
+                   "task_dep": ([f"trial:{item.name}"] if _trial_task_exists(item, full, chosen) else []) + waits,
                    "uptodate": stale.uptodate(stale.grade(project, item, resample=resample)),
                    "io": {"capture": False}, "verbosity": 0}
 

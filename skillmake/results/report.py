@@ -17,6 +17,8 @@ from skillmake.core.stats import (
     paired_delta,
     wilson_interval,
 )
+from skillmake.results.adaptive import gates as adaptive_gates
+from skillmake.results.adaptive import row_block
 from skillmake.results.records import Record, add_usage, durations_ms, group_grades, of_spec, sum_usage, unique
 from skillmake.results.thresholds import evaluate_thresholds
 from skillmake.results.triggers import trigger_gates
@@ -105,8 +107,9 @@ def _failures(grades: Sequence[Record]) -> list[dict[str, Any]]:
 def _row(spec: Spec, case_id: str, arm: str, grades: Sequence[Record], *, required: bool,
          sampled: Mapping[tuple[str, str, int], str | None]) -> dict[str, Any]:
     stats: CellStats = cell_stats(grades, k=spec.trials)
+    block, expected = row_block(spec.adaptive, grades) if spec.adaptive is not None else (None, spec.trials)
     return {
-        "case": case_id, "arm": arm, "required": required, "expected": spec.trials,
+        "case": case_id, "arm": arm, "required": required, "expected": expected,
         "n": stats.n, "passed": stats.passed, "k": stats.k,
         "pass_rate": _rounded(stats.pass_rate), "pass_rate_ci": rate_ci(stats.pass_rate, stats.n),
         "pass_at_k": _rounded(stats.pass_at_k), "pass_at_k_caliper": _rounded(stats.pass_at_k_caliper),
@@ -116,6 +119,7 @@ def _row(spec: Spec, case_id: str, arm: str, grades: Sequence[Record], *, requir
         "trial_keys": [str(g["trial_key"]) for g in grades], "grade_keys": [str(g["key"]) for g in grades],
         # Which run drew each sample: a row whose ids equal the report's run_id was sampled fresh (--resample).
         "trial_runs": [sampled.get((case_id, arm, int(g["labels"]["k"]))) for g in grades],
+        **({"adaptive": block} if block is not None else {}),
     }
 
 
@@ -199,7 +203,8 @@ def build_report(spec: Spec, trials: Sequence[Record], grades: Sequence[Record],
         "schema": REPORT_SCHEMA,
         "spec": {"name": spec.name, "path": spec.relpath, "skill": spec.skill.name, "trials": spec.trials,
                  "arms": [a.name for a in spec.arms], "cases": [c.id for c in spec.cases],
-                 "format": seed_format(spec)},
+                 "format": seed_format(spec),
+                 **({"adaptive": spec.adaptive.to_json()} if spec.adaptive is not None else {})},
         "generated": generated,
         "run_id": run_id,
         "rows": rows,
@@ -207,11 +212,11 @@ def build_report(spec: Spec, trials: Sequence[Record], grades: Sequence[Record],
         "baseline": baseline,
         "usage": _usage(spec_trials, spec_grades, run_id),
         "counts": {"graded": sum(len(v) for v in cells.values()),
-                   "expected": spec.trials * len(spec.cases) * len(spec.arms)},
+                   "expected": sum(int(r["expected"]) for r in rows)},
         "thresholds": [v.to_dict() for v in [*evaluate_thresholds(spec, {"arms": arms, "rows": rows,
                                                                          "baseline": baseline,
                                                                          "grades": spec_grades}),
-                                             *trigger_gates(spec, triggers)]],
+                                             *trigger_gates(spec, triggers)]] + adaptive_gates(spec, rows),
     }
     if triggers is not None:  # only then: a spec without trigger tests keeps its report (and digest) as it was
         report["triggers"] = dict(triggers)

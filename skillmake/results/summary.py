@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from skillmake.core.stats import delta
+from skillmake.results.adaptive import saved_line
 from skillmake.results.history import Change, compare
 from skillmake.results.report import ci_text, headline_pass_at_k, paired_text
 from skillmake.spec.model import WITH_SKILL, WITHOUT_SKILL
@@ -40,8 +41,9 @@ def _spec_lines(report: Report, previous: Report | None) -> list[str]:
     base = {r["case"]: r["pass_rate"] for r in report["rows"] if r["arm"] == WITHOUT_SKILL}
     has_base = bool(base) and report.get("baseline") is not None
     shown = headline_pass_at_k(report)
+    adaptive = any(r.get("adaptive") for r in report["rows"])
     header = ["case", "arm", "passed", "pass rate (95% CI)", *(_label(m, k, alone=len(shown) == 1) for m in shown)] + (
-        ["Δ base"] if has_base else []) + (["Δ prev"] if previous else [])
+        ["Δ base"] if has_base else []) + (["Δ prev"] if previous else []) + (["decided"] if adaptive else [])
     rows = [header]
     for row in report["rows"]:
         cells = [row["case"], row["arm"], f"{row['passed']}/{row['n']}", _rate(row),
@@ -51,8 +53,12 @@ def _spec_lines(report: Report, previous: Report | None) -> list[str]:
             cells.append("" if d is None else f"{d:+.2f}")
         if previous:
             cells.append(_change(changes.get((row["case"], row["arm"]))))
+        if adaptive:
+            cells.append(_decided(row.get("adaptive")))
         rows.append(cells)
-    lines = [f"{spec['name']} ({spec['skill']}, {spec['trials']} trial(s) per case): {_verdict(report)}"]
+    per = (f"{spec['adaptive']['min']}–{spec['adaptive']['max']} adaptive trials per case, decide "
+           f"{spec['adaptive']['decide']:.2f}" if spec.get("adaptive") else f"{spec['trials']} trial(s) per case")
+    lines = [f"{spec['name']} ({spec['skill']}, {per}): {_verdict(report)}"]
     lines += _table(rows)
     arm_bits = [f"{name} pass rate {_num(block['pass_rate'])}" for name, block in report["arms"].items()]
     baseline = report.get("baseline")
@@ -66,9 +72,23 @@ def _spec_lines(report: Report, previous: Report | None) -> list[str]:
             arm_bits.append(f"baseline Δ {label} {caliper_delta:+.2f}")
     lines.append("  " + "; ".join(arm_bits))
     lines += _interval_line(report)
+    saved = saved_line(report)
+    if saved:
+        lines.append(f"  {saved}")
     lines += trigger_lines(report.get("triggers"))
     lines += [f"  ✗ {reason}" for reason in report["verdict"]["reasons"]]
+    lines += [f"  ? {warning}" for warning in report["verdict"].get("warnings", ())]
     return lines
+
+
+def _decided(block: Mapping[str, Any] | None) -> str:
+    """An adaptive cell's decision: "pass @6/30", "fail @3/30", "INCONCLUSIVE @30/30", "undecided"."""
+    if not block:
+        return ""
+    if block["used"] is None:
+        return "undecided"
+    label = "INCONCLUSIVE" if block["decision"] == "inconclusive" else block["decision"]
+    return f"{label} @{block['used']}/{block['max']}"
 
 
 def _rate(block: Mapping[str, Any]) -> str:
@@ -137,7 +157,8 @@ def _verdict(report: Report) -> str:
     """"ok", or "FAILED — <first reason>" (+ how many more): the verdict, never recomputed here."""
     reasons: list[str] = report["verdict"]["reasons"]
     if report["verdict"]["passed"]:
-        return "ok"
+        undecided = report["verdict"].get("inconclusive")
+        return f"ok ({undecided} inconclusive: warn)" if undecided else "ok"
     if not reasons:
         return "FAILED"
     # Reasons start with the spec's name for the exit message; the header already names the spec.

@@ -8,7 +8,9 @@ verdict, so they cannot disagree. A spec fails when any of these holds:
 - a trial the spec asks for has no grade;
 - a declared threshold or required case is not met;
 - the spec declares no threshold and no required case, and a graded trial of an arm that uses the
-  skill did not pass (the default gate: with nothing declared, every trial must pass).
+  skill did not pass (the default gate: with nothing declared, every trial must pass);
+- with adaptive trials (`trials: {min, max, decide}`), a case under an arm that uses the skill is surely below
+  `decide`, or is inconclusive at max under `inconclusive: fail` (results/adaptive.py).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from skillmake.results import adaptive
 from skillmake.results.records import Record, cell_name
 from skillmake.results.triggers import trigger_reasons
 from skillmake.spec.model import Spec
@@ -51,8 +54,8 @@ def _default_gate(spec: Spec, report: Mapping[str, Any]) -> list[str]:
     th = spec.thresholds
     declared = any(v is not None for v in (th.min_pass_rate, th.min_mean_score, th.min_baseline_delta,
                                             th.min_stability))
-    if declared or any(c.required for c in spec.cases):
-        return []
+    if declared or spec.adaptive is not None or any(c.required for c in spec.cases):
+        return []  # adaptive trials gate each case on `decide` (results/adaptive.py)
     out = []
     for arm in spec.arms:
         if not arm.skill:
@@ -90,4 +93,13 @@ def spec_verdict(spec: Spec, report: Mapping[str, Any], trials: Sequence[Record]
     reasons += trigger_reasons(spec, report.get("triggers"))
     reasons += [str(t["message"]) for t in report["thresholds"] if not t["passed"]]
     reasons += _default_gate(spec, report)
-    return {"passed": not reasons, "reasons": reasons}
+    verdict: dict[str, Any] = {"passed": not reasons, "reasons": reasons}
+    # Adaptive trials: a case the sequence could not decide by max is the third verdict, inconclusive; under
+    # `inconclusive: warn` it passes, and is said as a warning.
+    undecided = adaptive.inconclusive(spec, report["rows"])
+    if undecided:
+        verdict["inconclusive"] = undecided
+    warned = adaptive.warnings(spec, report["rows"])
+    if warned:
+        verdict["warnings"] = warned
+    return verdict

@@ -1,0 +1,120 @@
+"""Adaptive trials in the engine (`trials: {min, max, decide}`): which of a cell's max trials the plan keeps, which
+earlier grades a trial waits for, whether it is still needed when its turn comes, and which trials a report counts.
+
+A cell (case × arm) looks at its outcomes after `min` trials and then every `batch` more (core/stats.stop_points).
+Trial k waits for the grades of every trial before the last look at or below k, and runs only if no look so far
+decided: the outcomes are read in trial-index order, so the decision never depends on which thread finished first.
+Stored grades count: the plan drops the trials a cell's stored grades already made unnecessary, so a re-run after
+an unrelated edit plans none of them, and raising max plans only what the sequence still needs."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from skillmake.core.stats import VERDICT_OUTCOMES, Stop, adaptive_stop, stop_points, trial_needed
+from skillmake.engine.plan import Item, SpecPlan
+from skillmake.results.checkout import Cell, CellRecords, records_of
+from skillmake.run.project import Project
+from skillmake.spec.model import Adaptive, Spec
+from skillmake.store.objects import GRADE_SCHEMA
+
+NOT_NEEDED = "not needed"  # the outcome a trial task reports when an earlier look decided its cell
+
+
+def _settings(a: Adaptive) -> dict[str, Any]:
+    return {"least": a.least, "most": a.most, "batch": a.batch, "threshold": a.decide, "alpha": a.alpha}
+
+
+def stop_of(adaptive: Adaptive, passes: Sequence[bool | None]) -> Stop:
+    return adaptive_stop(passes, **_settings(adaptive))
+
+
+def passed(grade: dict[str, Any] | None) -> bool | None:
+    """A grade's contribution to the sequence: passed or not (fail and cheat are not passed); None when there is
+    no grade, or it is no verdict (error, timeout, judge_error: retried on the next run, never evidence)."""
+    return None if grade is None or grade.get("outcome") not in VERDICT_OUTCOMES else grade["outcome"] == "pass"
+
+
+def _groups(items: Sequence[Item]) -> dict[tuple[str, str], list[Item]]:
+    groups: dict[tuple[str, str], list[Item]] = {}
+    for item in items:
+        groups.setdefault((item.case.id, item.arm.name), []).append(item)
+    return {key: sorted(group, key=lambda i: i.k) for key, group in groups.items()}
+
+
+def prune(project: Project, plan: SpecPlan) -> None:
+    """Drop from the plan every trial a cell's stored grades have made unnecessary (decided at an earlier look)."""
+    adaptive = plan.spec.adaptive
+    if adaptive is None:
+        return
+    keep: list[Item] = []
+    for group in _groups(plan.items).values():
+        passes: list[bool | None] = []
+        for item in group:
+            grade = None
+            if item.trial_cached and item.grade_cached and item.grade_key is not None:
+                grade = project.store.get_action(item.grade_key, schema=GRADE_SCHEMA, verify=False)
+            passes.append(passed(grade))
+        stop = stop_of(adaptive, passes)
+        keep.extend(group if stop.used is None else group[:stop.used])
+    order = {id(item): i for i, item in enumerate(plan.items)}
+    plan.items[:] = sorted(keep, key=lambda i: order[id(i)])
+
+
+def waits(plan: SpecPlan, item: Item, *, exists: Callable[[Item], bool]) -> list[str]:
+    """The grade tasks trial `item` waits for: those of its cell's trials below the last look at or below k."""
+    adaptive = plan.spec.adaptive
+    if adaptive is None:
+        return []
+    before = [n for n in stop_points(adaptive.least, adaptive.most, adaptive.batch) if n <= item.k]
+    if not before:
+        return []
+    return [f"grade:{other.name}" for other in plan.items
+            if other.case.id == item.case.id and other.arm.name == item.arm.name and other.k < before[-1]
+            and exists(other)]
+
+
+def _cell(project: Project, spec: Spec, item: Any, k: int) -> Cell:
+    key = item.tkey.key if k == item.k else project.keys.trial_key(spec, item.case, item.arm, k).key
+    return Cell(spec=spec, case=item.case, arm=item.arm, k=k, key=key)
+
+
+def needed(project: Project, item: Item) -> bool:
+    """Whether trial `item` must run now: no look of its cell before it decided, reading the stored grades of the
+    trials before it (which its task waited for)."""
+    adaptive = item.spec.adaptive
+    if adaptive is None:
+        return True
+    before = [n for n in stop_points(adaptive.least, adaptive.most, adaptive.batch) if n <= item.k]
+    if not before:
+        return True
+    passes = [passed(records_of(project, _cell(project, item.spec, item, k)).grade) for k in range(before[-1])]
+    if any(p is None for p in passes):
+        return False  # an earlier trial gave no verdict (an error): the cell waits for it, retried next run
+    return trial_needed(item.k, passes, **_settings(adaptive))
+
+
+def counted(spec: Spec, cells: Sequence[CellRecords]) -> list[CellRecords]:
+    """The cells a report counts: per case and arm, the trials up to the look that decided it (all of them while
+    it is undecided); the trials after it were not needed, and are neither shown nor counted."""
+    adaptive = spec.adaptive
+    if adaptive is None:
+        return list(cells)
+    by_cell: dict[tuple[str, str], list[CellRecords]] = {}
+    for rec in cells:
+        by_cell.setdefault((rec.cell.case.id, rec.cell.arm.name), []).append(rec)
+    used: dict[tuple[str, str], int] = {}
+    for key, group in by_cell.items():
+        group.sort(key=lambda r: r.cell.k)
+        stop = stop_of(adaptive, [passed(r.grade) for r in group])
+        used[key] = stop.used if stop.used is not None else len(group)
+    return [rec for rec in cells if rec.cell.k < used[(rec.cell.case.id, rec.cell.arm.name)]]
+
+
+def not_needed_values(item: Item) -> dict[str, Any]:
+    """What a trial or grade task that an earlier look made unnecessary (or that waits for an earlier trial's
+    verdict) tells the reporter: it made no call, and it is no trial."""
+    return {"outcome": NOT_NEEDED, "ran": False, "unneeded": True,
+            "why": f"adaptive: {item.case.id}/{item.arm.name} was decided, or waits for a verdict, before trial "
+                   f"{item.k}"}

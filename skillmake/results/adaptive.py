@@ -1,0 +1,89 @@
+"""Adaptive trials in a report: each cell's decision (pass, fail, inconclusive, or still undecided), the trials it
+used against the fixed-count plan, and the gate each cell of an arm that uses the skill makes of it."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from skillmake.core.stats import VERDICT_OUTCOMES, adaptive_stop
+from skillmake.results.records import Record
+from skillmake.spec.model import Adaptive, Spec
+
+DECISIONS = {"above": "pass", "below": "fail"}
+
+
+def row_block(adaptive: Adaptive, grades: Sequence[Record]) -> tuple[dict[str, Any], int]:
+    """The row's `adaptive` block from its grades (by trial index; a missing index is not known yet), and the
+    trials the row must have graded: the look it stopped at, or the next look it waits for."""
+    # An error, timeout or judge_error is no verdict: it is retried, and the cell stays undecided until it is.
+    by_k = {int(g["labels"]["k"]): g["outcome"] == "pass" if g["outcome"] in VERDICT_OUTCOMES else None
+            for g in grades}
+    passes = [by_k.get(k) for k in range(max(by_k, default=-1) + 1)]
+    stop = adaptive_stop(passes, least=adaptive.least, most=adaptive.most, batch=adaptive.batch,
+                         threshold=adaptive.decide, alpha=adaptive.alpha)
+    decision = "undecided" if stop.used is None else DECISIONS.get(stop.decision or "", "inconclusive")
+    return {"decision": decision, "used": stop.used, "max": adaptive.most, "decide": adaptive.decide,
+            "saved": adaptive.most - stop.used if stop.used is not None else 0}, stop.needed
+
+
+def gates(spec: Spec, rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """One gate per case under each arm that uses the skill: passed when the sequence decided it above `decide`
+    (or left it inconclusive under `inconclusive: warn`)."""
+    adaptive = spec.adaptive
+    if adaptive is None:
+        return []
+    skill_arms = {a.name for a in spec.arms if a.skill}
+    out = []
+    for row in rows:
+        block = row.get("adaptive")
+        if row["arm"] not in skill_arms or not block:
+            continue
+        decision, used, most = block["decision"], block["used"], block["max"]
+        head = f"{spec.name}: case {row['case']!r} under {row['arm']}:"
+        counts = f"{row['passed']}/{row['n']} passed"
+        if decision in ("pass", "fail"):
+            side = "above" if decision == "pass" else "below"
+            message = (f"{head} pass rate surely {side} {adaptive.decide:.2f} ({counts}; decided after {used} of "
+                       f"{most} trials)")
+        elif decision == "inconclusive":
+            message = (f"{head} inconclusive: after {most} of {most} trials ({counts}) the pass rate may still be "
+                       f"either side of {adaptive.decide:.2f}; raise trials.max, or move decide away from the "
+                       f"case's rate")
+        else:
+            message = f"{head} undecided: {counts} of the {row['n']} trials graded so far; run `skillmake` again"
+        ok = decision == "pass" or (decision == "inconclusive" and adaptive.inconclusive == "warn")
+        out.append({"spec": spec.name, "metric": "decide", "arm": row["arm"], "case": row["case"],
+                    "value": row["pass_rate"], "threshold": adaptive.decide, "passed": ok, "message": message})
+    return out
+
+
+def warnings(spec: Spec, rows: Sequence[Mapping[str, Any]]) -> list[str]:
+    """Inconclusive cells of arms that use the skill, when they only warn."""
+    adaptive = spec.adaptive
+    if adaptive is None or adaptive.inconclusive != "warn":
+        return []
+    return [str(g["message"]) for g in gates(spec, rows) if g["passed"] and "inconclusive" in g["message"]]
+
+
+def inconclusive(spec: Spec, rows: Sequence[Mapping[str, Any]]) -> int:
+    skill_arms = {a.name for a in spec.arms if a.skill}
+    return sum(1 for r in rows
+               if r["arm"] in skill_arms and (r.get("adaptive") or {}).get("decision") == "inconclusive")
+
+
+def saved_line(report: Mapping[str, Any]) -> str | None:
+    """`adaptive: stopped at 6 of 30 trials` over the report's cells: the trials used against the fixed-count
+    plan, and what that saved."""
+    blocks = [r["adaptive"] for r in report.get("rows", ()) if r.get("adaptive")]
+    if not blocks:
+        return None
+    most = sum(int(b["max"]) for b in blocks)
+    used = sum(int(b["used"]) if b["used"] is not None else 0 for b in blocks)
+    undecided = sum(1 for b in blocks if b["used"] is None)
+    decided = sum(1 for b in blocks if b["decision"] in ("pass", "fail"))
+    per = blocks[0]["max"]
+    text = (f"adaptive: stopped at {used} of {most} trials ({len(blocks)} cells of up to {per}; {decided} decided, "
+            f"{sum(1 for b in blocks if b['decision'] == 'inconclusive')} inconclusive"
+            + (f", {undecided} undecided" if undecided else "") + f"); {most - used} trials saved")
+    return text
