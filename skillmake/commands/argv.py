@@ -16,7 +16,7 @@ from skillmake.core.errors import UsageError
 
 # The commands skillmake implements itself (everything else is a doit command or a task name).
 OWN_COMMANDS = ("validate", "explain", "report", "watch", "init", "schema", "import", "promote", "compare",
-                "optimize-description", "view", "rejudge", "clauditor", "caliper", "push", "pull")
+                "bisect", "optimize-description", "view", "rejudge", "clauditor", "caliper", "push", "pull")
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,6 +45,8 @@ GLOBAL = (
     Opt("", "remote", "remote", "value", help="a shared remote store for this run: s3://bucket/prefix or "
         "file:///folder (also: SKILLMAKE_REMOTE; beats the config's `remote`)", metavar="URL"),
     Opt("", "offline", "offline", help="ignore every remote store (also: SKILLMAKE_OFFLINE=1)"),
+    Opt("", "batch", "batch", help="judge the stale grades as one provider batch at half price, waiting for it "
+                                   "(also: judge.batch, SKILLMAKE_BATCH=1)"),
 )
 
 SELECT = (
@@ -54,6 +56,8 @@ SELECT = (
     Opt("", "spec", "specs", "multi", help="only this spec's cells (its exact name; repeatable)", metavar="NAME"),
     Opt("", "failed", "failed", help="only the cells that failed last time (pytest's --lf)"),
     Opt("", "resample", "resample", help="run the selected trials again even though they are cached"),
+    Opt("", "shard", "shard", "value", help="only shard I of N of the stale trials, by trial key (a CI matrix "
+        "of N jobs; no report: `skillmake report` builds them from the store)", metavar="I/N"),
 )
 
 OVERRIDES = (
@@ -64,6 +68,8 @@ OVERRIDES = (
     Opt("", "judge-provider", "judge_provider", "value", help="the judges' provider", metavar="P"),
     Opt("", "max-cost", "max_cost", "value", help="a spending cap in US dollars: refuse a run estimated over it, "
         "start no trial that would cross it (exit 6)", metavar="USD"),
+    Opt("", "max-connections", "max_connections", "value", help="the most requests in flight to one provider and "
+        "model (API agents and judges; default 32, halved on HTTP 429/529 and grown back)", metavar="N"),
 )
 
 OUTPUT = (
@@ -110,7 +116,7 @@ CALIPER_EXPLAIN = tuple(o for o in CALIPER if o.long in ("k", "judge", "baseline
 
 EXPLAIN = (Opt("", "format", "format", "value", help="text (default) or json, for tools", metavar="FORMAT"),)
 
-_POSITIVE_INT = ("trials", "jobs")
+_POSITIVE_INT = ("trials", "jobs", "max_connections")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -124,6 +130,7 @@ class Invocation:
     version: bool = False
     remote: str | None = None  # --remote URL (cli.py sets SKILLMAKE_REMOTE)
     offline: bool = False  # --offline (cli.py sets SKILLMAKE_OFFLINE)
+    batch: bool = False  # --batch (cli.py sets SKILLMAKE_BATCH; run/batch.py)
     args: tuple[str, ...] = ()  # an own command's arguments (validate, report, …), globals removed
     doit_args: tuple[str, ...] = ()  # what doit gets: [command] + its options + positional words
     targets: tuple[str, ...] = ()  # task names or patterns (run, explain)
@@ -138,6 +145,7 @@ class Invocation:
     format: str = "text"
     baseline: bool = False  # caliper's --baseline: every spec gets the without_skill arm for this run
     specs: tuple[str, ...] = ()  # --spec NAME: only these specs' cells
+    shard: str | None = None  # --shard I/N (engine/shard.py; cli.py sets SKILLMAKE_SHARD)
     clauditor: Mapping[str, Any] = field(default_factory=dict)  # clauditor's flags: harness, transport, …
     no_api_key: bool = False  # clauditor's --no-api-key: claude-code trials get no API key
     output: str | None = None  # caliper's --output FILE: this run's reports, written there as one JSON file
@@ -152,7 +160,7 @@ def parse(argv: Sequence[str], *, doit_commands: Callable[[], Mapping[str, tuple
     values, rest = parse_options(list(argv), GLOBAL, keep_unknown=True)
     base: dict[str, Any] = {"root": values.get("root"), "help": bool(values.get("help")),
                             "version": bool(values.get("version")), "remote": values.get("remote"),
-                            "offline": bool(values.get("offline")),
+                            "offline": bool(values.get("offline")), "batch": bool(values.get("batch")),
                             "color": True if values.get("color") else False if values.get("no_color") else None}
     if base["version"]:
         return Invocation(command="run", **base)
@@ -245,7 +253,12 @@ def _run_fields(values: dict[str, Any]) -> dict[str, Any]:
             clauditor[name] = given
     if values.get("sync_tasks"):
         clauditor["sync_tasks"] = True
-    return {"k": values.get("k"), "tags": tuple(tags), "failed": bool(values.get("failed")),
+    shard = values.get("shard")
+    if shard is not None:
+        from skillmake.engine.shard import parse as parse_shard
+
+        parse_shard(str(shard))  # a bad value is one line and exit 3, before anything loads
+    return {"shard": shard, "k": values.get("k"), "tags": tuple(tags), "failed": bool(values.get("failed")),
             "resample": bool(values.get("resample")), "overrides": overrides, "jobs": jobs,
             "baseline": bool(values.get("baseline")), "specs": tuple(values.get("specs") or ()),
             "clauditor": clauditor, "no_api_key": bool(values.get("no_api_key")),

@@ -29,6 +29,8 @@ commands:
   promote [SPEC…]               move a skill or prompt draft → tested → ready on passing results
   compare SPEC [A B | --against REV|DIR | --previous]
                                 blind A/B: a judge picks the better output, both orders, unlabeled
+  bisect [SPEC/]CASE [--good REV] [--bad REV]
+                                the first commit of the skill at which the case fell below its threshold
   optimize-description SPEC     improve the skill's description on its trigger_tests (skill-creator's loop)
   rejudge N [SPEC…]             judge cached outputs N more times: flip rate and Fleiss' kappa per criterion
   view [SPEC…]                  browse results, outputs and transcripts on 127.0.0.1, with feedback
@@ -110,6 +112,8 @@ def _main(args: list[str]) -> int:
             os.environ[remote.REMOTE_VAR] = inv.remote  # through the environment: doit's workers see it too
         if inv.offline:
             os.environ[remote.OFFLINE_VAR] = "1"
+    if inv.batch:
+        os.environ["SKILLMAKE_BATCH"] = "1"  # through the environment: doit's workers see it too (run/batch.py)
     if inv.version:
         from importlib.metadata import version  # doit's installed version, without importing doit (~70 ms)
 
@@ -122,6 +126,9 @@ def _main(args: list[str]) -> int:
             return _say(f"usage: skillmake explain [OPTIONS] [TASK|CELL|SPEC…]\n\n"
                         f"{cmdline.help_table([('options', cmdline.EXPLAIN + cmdline.SELECT + cmdline.OVERRIDES)])}")
         set_run_options(inv)
+        from skillmake.store import remote
+
+        os.environ[remote.OFFLINE_VAR] = "1"  # explain reads the local store only: no round trip per trial
         from skillmake.commands.specs import explain
 
         return explain(inv)
@@ -179,6 +186,10 @@ def _own(command: str, args: list[str]) -> int:
         from skillmake.commands.compare import main as compare_main
 
         return compare_main(args)
+    if command == "bisect":
+        from skillmake.commands.bisect import main as bisect_main
+
+        return bisect_main(args)
     if command == "optimize-description":
         from skillmake.commands.optimize_description import main as optimize_main
 
@@ -231,6 +242,9 @@ def set_run_options(inv: cmdline.Invocation, *, only: str | None = None) -> None
     _set_env(overrides.BASELINE_VAR, "1" if inv.baseline else None)  # caliper's --baseline (overrides.apply)
     _set_env(FLAGS_VAR, json.dumps(dict(inv.clauditor)) if inv.clauditor else None)
     _set_env(NO_API_KEY_VAR, "1" if inv.no_api_key else None)
+    from skillmake.engine.shard import SHARD_VAR
+
+    _set_env(SHARD_VAR, inv.shard)  # --shard I/N (engine/shard.py); None leaves $SKILLMAKE_SHARD as it was
 
 
 def run_with(args: list[str], *, only: str | None = None) -> int:

@@ -1,0 +1,143 @@
+"""`skillmake bisect`: a repository built here with 16 commits of a skill, where commit 11 breaks the case. The
+answer is commit 11, found with at most 5 versions evaluated; a second bisect makes 0 agent calls; the user's work
+tree is never checked out; bad input gets one clear line and exit 3."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from .project import Project, copy_of, template
+
+AGENT = """\
+import os
+from pathlib import Path
+env = os.environ
+with open(Path(__file__).resolve().parent / "calls.log", "a") as log:
+    log.write(env["SKILLMAKE_CASE"] + " " + env["SKILLMAKE_TRIAL"] + "\\n")
+body = Path(env["SKILLMAKE_SKILL"], "SKILL.md").read_text() if env.get("SKILLMAKE_SKILL") else ""
+print(("no" if "BROKEN" in body else "PASS") + " done")
+"""
+
+SPEC = """\
+skill: skills/s
+agent: {kind: command, command: [python3, agent.py]}
+trials: 2
+cases:
+  - id: greet
+    prompt: hi
+    checks:
+      - {type: contains, needle: PASS, id: says-pass}
+      - {type: contains, needle: done, id: says-done}
+  - id: other
+    prompt: other
+    checks: [{type: contains, needle: done}]
+"""
+
+
+def _git(root: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=root, check=True, capture_output=True, text=True).stdout
+
+
+def _build(root: Path) -> Project:
+    project = Project.empty(root, {"agent.py": AGENT, "s.eval.yaml": SPEC, ".gitignore": "calls.log\n.skillmake/\n"})
+    _git(root, "init", "-q", ".")
+    _git(root, "config", "user.email", "t@example.com")
+    _git(root, "config", "user.name", "t")
+    for i in range(1, 17):
+        body = f"---\nname: s\ndescription: says hi\n---\nversion {i}\n" + ("BROKEN\n" if i >= 11 else "")
+        project.write("skills/s/SKILL.md", body)
+        _git(root, "add", "-A")
+        _git(root, "commit", "-q", "-m", f"commit {i}")
+    return project
+
+
+@pytest.fixture(scope="module")
+def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return template(tmp_path_factory, "bisect-repo", _build)
+
+
+@pytest.fixture
+def project(repo: Path, tmp_path: Path) -> Project:
+    return copy_of(repo, tmp_path / "proj")
+
+
+def _commit(root: Path, n: int) -> str:
+    log = _git(root, "log", "--format=%H %s")
+    return next(line.split()[0] for line in log.splitlines() if line.endswith(f"commit {n}"))
+
+
+def test_finds_commit_11_with_at_most_5_versions_and_a_second_bisect_costs_nothing(project: Project) -> None:
+    head_before = _git(project.root, "rev-parse", "HEAD")
+    status_before = _git(project.root, "status", "--porcelain")
+    first = project.run("bisect", "greet", check_views=False)
+    assert first.code == 0, first.out + first.err
+    eleven = _commit(project.root, 11)
+    assert f"first bad commit: {eleven} commit 11" in first.out
+    assert "skills/s/SKILL.md | " in first.out  # the diff stat of the skill's files
+    assert f"evidence: at {eleven[:12]} pass rate 0.00 (0/2) < 1.00" in first.out
+    assert f"at the version before it, {_commit(project.root, 10)[:12]}, pass rate 1.00 (2/2)" in first.out
+    assert "✗ trial 0: output contains 'PASS'" in first.out
+    evaluated = int(first.out.split("versions evaluated: ")[1].split()[0])
+    assert evaluated <= 5
+    assert first.agent_calls == 2 * evaluated  # 2 trials per version, only of case greet
+    assert {line.split()[0] for line in project.calls()} == {"greet"}
+    # the user's work tree is not checked out: same HEAD, same (clean) status, the skill as committed last
+    assert _git(project.root, "rev-parse", "HEAD") == head_before
+    assert _git(project.root, "status", "--porcelain") == status_before
+    assert "version 16" in project.read("skills/s/SKILL.md")
+
+    second = project.run("bisect", "greet", check_views=False)
+    assert second.code == 0 and second.agent_calls == 0, second.out + second.err
+    assert f"first bad commit: {eleven}" in second.out
+
+
+def test_a_run_at_head_is_reused_by_bisect(project: Project) -> None:
+    run = project.run(check_views=False)
+    assert run.agent_calls == 4  # 2 cases × 2 trials at HEAD (commit 16)
+    bisected = project.run("bisect", "s/greet", check_views=False)
+    assert bisected.code == 0
+    assert "pass rate 0.00 (0/2)  bad  (0 trial(s) run, 2 from the store)  commit 16" in bisected.out
+
+
+def test_good_and_bad_revisions_narrow_the_search(project: Project) -> None:
+    run = project.run("bisect", "greet", "--good", _commit(project.root, 9), "--bad", _commit(project.root, 12),
+                      check_views=False)
+    assert run.code == 0, run.out + run.err
+    assert f"first bad commit: {_commit(project.root, 11)}" in run.out
+    assert "4 versions of skills/s" in run.out
+
+
+def test_a_chosen_check(project: Project) -> None:
+    flipped = project.run("bisect", "greet", "--check", "says-pass", check_views=False)
+    assert flipped.code == 0 and f"first bad commit: {_commit(project.root, 11)}" in flipped.out
+    steady = project.run("bisect", "greet", "--check", "says-done", check_views=False)
+    assert steady.code == 3  # that check never fails: the bad end is not bad
+    assert "the case is not bad at HEAD" in steady.err
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["nope"], "no case 'nope'"),
+    (["gret"], "did you mean 'greet'?"),
+    (["greet", "--bad", "no-such-rev"], "--bad no-such-rev: git knows no revision 'no-such-rev'"),
+    (["greet", "--good", "HEAD", "--bad", "HEAD~3"], "is not an ancestor of --bad HEAD~3"),
+    (["greet", "--good", "HEAD~2"], "the case is already bad at the good end"),
+    (["greet", "--check", "no-such-check"], "case greet has no check 'no-such-check'"),
+    (["greet", "--arm", "without_skill"], "spec s has no arm 'without_skill'"),
+    ([], "name one case to bisect"),
+])
+def test_bad_input_is_one_line_and_exit_3(project: Project, args: list[str], message: str) -> None:
+    run = project.run("bisect", *args, check_views=False)
+    assert run.code == 3, run.out + run.err
+    assert message in run.err
+    assert "Traceback" not in run.err
+
+
+def test_outside_git_is_a_clear_error(tmp_path: Path) -> None:
+    project = Project.empty(tmp_path / "plain", {"agent.py": AGENT, "s.eval.yaml": SPEC,
+                                                 "skills/s/SKILL.md": "---\nname: s\ndescription: d\n---\nv\n"})
+    run = project.run("bisect", "greet", check_views=False)
+    assert run.code == 3 and "is not inside a git repository" in run.err
+    assert run.agent_calls == 0
