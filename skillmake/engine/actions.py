@@ -9,7 +9,7 @@ from doit.exceptions import TaskFailed
 
 from skillmake.core import console, interrupts
 from skillmake.core.errors import SkillmakeError
-from skillmake.engine import adaptive, explain
+from skillmake.engine import adaptive, cluster, explain
 from skillmake.engine.plan import Item, SpecPlan, TriggerItem
 from skillmake.run import budget, process
 from skillmake.run import grade as grading
@@ -58,7 +58,9 @@ def run_trial(project: Project, item: Item, *, resample: bool = False) -> dict[s
     if resample or not item.trial_cached:
         _warm_sdks(item)
     try:
-        run = trials.execute(project, item.spec, item.case, item.arm, item.k, item.tkey, resample=resample)
+        executor = _executor(project)
+        run = (trials.execute(project, item.spec, item.case, item.arm, item.k, item.tkey, resample=resample)
+               if executor is None else cluster.execute_trial(project, item, executor, resample=resample))
     except SkillmakeError as exc:
         if admission is not None:
             budget.settle(project, item.name, 0.0)
@@ -77,6 +79,22 @@ def run_trial(project: Project, item: Item, *, resample: bool = False) -> dict[s
         values.update(requests=usage.get("requests"), model=item.arm.agent.kind != "command",
                       tokens=usage.get("total_tokens") or 0, cost_usd=usage.get("cost_usd") or 0.0)
     return values
+
+
+def _executor(project: Project) -> str | None:
+    """The cluster this run's trials and grades run on (`--executor`, cluster.py); None: here."""
+    return cluster.configured(project)
+
+
+def _judge_cache_saving(item: Item, usage: dict[str, Any], batched: bool) -> float:
+    """What prompt caching saved on a grade's judge calls (at the batch price when batched), for the cost line."""
+    if not (usage.get("cache_read_tokens") or usage.get("cache_creation_tokens")):
+        return 0.0
+    from skillmake.core.pricing import cache_saving_usd
+    from skillmake.run.judges.resolve import choose
+
+    return cache_saving_usd(choose(item.spec, item.case).model, cache_read_tokens=usage.get("cache_read_tokens"),
+                            cache_creation_tokens=usage.get("cache_creation_tokens"), batch=batched)
 
 
 def _warm_sdks(item: Item) -> None:
@@ -118,7 +136,8 @@ def trial_record(project: Project, item: Item) -> dict[str, Any] | None:
 
 
 @_between_tasks
-def run_grade(project: Project, item: Item, *, resample: bool = False) -> dict[str, Any] | TaskFailed:
+def run_grade(project: Project, item: Item, *, resample: bool = False, batched: bool = False
+              ) -> dict[str, Any] | TaskFailed:
     if budget.capped(project, item.name):  # its trial never started: nothing to grade, said by the trial's line
         return {"outcome": budget.NOT_RUN, "ran": False, "capped": True, "why": "its trial did not start"}
     if item.spec.adaptive is not None and not adaptive.needed(project, item):
@@ -133,7 +152,12 @@ def run_grade(project: Project, item: Item, *, resample: bool = False) -> dict[s
     else:
         why = _why(lambda: explain.grade_reasons(project, item, explain.kept(project, item, "grade.json")))
     try:
-        run = grading.execute(project, item.spec, item.case, item.arm, item.k, record, resample=resample)
+        executor = _executor(project)
+        # A batched grade reads its answers from this machine's batch files: it is graded here, never on a worker.
+        run = (grading.execute(project, item.spec, item.case, item.arm, item.k, record, resample=resample,
+                               batched=batched)
+               if executor is None or batched else cluster.execute_grade(project, item, record, executor,
+                                                                         resample=resample))
     except SkillmakeError as exc:
         budget.settle(project, item.name, 0.0)
         return TaskFailed(exc.render())
@@ -145,8 +169,10 @@ def run_grade(project: Project, item: Item, *, resample: bool = False) -> dict[s
                               for e in run.record["expectations"] if e.get("source") == "judge"]
     if run.ran:
         usage = run.record["usage"]
-        values.update(judge_calls=run.judge_calls, tokens=usage.get("total_tokens") or 0,
-                      cost_usd=usage.get("cost_usd") or 0.0)
+        values.update(judge_calls=0 if batched else run.judge_calls, tokens=usage.get("total_tokens") or 0,
+                      cost_usd=usage.get("cost_usd") or 0.0, cache_saved_usd=_judge_cache_saving(item, usage, batched))
+        if batched:
+            values["batched"] = run.judge_calls
     return values
 
 

@@ -35,6 +35,7 @@ if TYPE_CHECKING:
 
 REMOTE_VAR = "SKILLMAKE_REMOTE"  # a remote for this run (`--remote URL` sets it); beats the config's `remote`
 OFFLINE_VAR = "SKILLMAKE_OFFLINE"  # "1": ignore every remote (`--offline` sets it)
+FEW = 32  # keys asked for one by one; past this, one listing of the remote says which it has
 WORKERS = 8  # transfers at once: enough to hide a round trip, few enough for a rate-limited bucket
 
 
@@ -225,6 +226,43 @@ class Remote:
             self._absent.add(key)
         return not problems
 
+    def prefetch(self, keys: list[str], store: Store, *, schema: str) -> list[str]:
+        """Fetch the records of `keys` (and their objects) in one batch; the keys fetched. Past a few keys, one
+        listing of the remote's entries says which it holds (one request per 1,000 entries, not one per key);
+        the keys it lacks are not asked for again by this process."""
+        if self._down or not keys:
+            return []
+        try:
+            hits = keys
+            if len(keys) > FEW:
+                listed = self._listing()
+                hits = [k for k in keys if hex_of(k) in listed]
+                with self._lock:
+                    self._absent.update(k for k in keys if hex_of(k) not in listed)
+            got = self.parallel(lambda k: self.fetch(k, store, schema=schema), hits)
+        except RemoteUnavailable as exc:
+            self.note(str(exc))
+        except Exception as exc:
+            self.note(f"remote {self.shown} unreachable ({type(exc).__name__}); running without it")
+        else:
+            return [k for k, ok in zip(hits, got, strict=True) if ok]
+        self._down = True
+        return []
+
+    def _listing(self) -> frozenset[str]:
+        """The hexes of every action entry in the remote, listed once per process."""
+        if self._listed is None:
+            folder = f"{self._base()}/actions"
+            self._count()
+            try:
+                paths = self.fs.find(folder)
+            except FileNotFoundError:
+                paths = []
+            self.fs.invalidate_cache()  # a listing fills fsspec's cache; later looks must ask the remote
+            names = (str(p).rsplit("/", 1)[-1] for p in paths)
+            self._listed = frozenset(n[:-5] for n in names if n.endswith(".json") and not n.startswith("."))
+        return self._listed
+
     # --- leases (lease.py): one execution of a key at a time across clones -----------------------------------
 
     @contextlib.contextmanager
@@ -253,6 +291,41 @@ class Remote:
     def forget_absent(self, key: str) -> None:
         with self._lock:
             self._absent.discard(key)
+
+    def send_objects(self, digests: Iterable[str], store: Store) -> list[str]:
+        """Upload those of `digests` the remote lacks, from `store` (the files a cluster job reads: clusterjob.py);
+        the digests that could not be sent (not in `store`, or the remote is down)."""
+        wanted = sorted(set(digests))
+        if self._down or not wanted:
+            return wanted if self._down else []
+        try:
+            there = self.parallel(lambda d: self._exists(self.object_path(d)), wanted)
+
+            def upload(digest: str) -> bool:
+                data = store.get(digest)
+                if data is None:
+                    return False
+                self._write(self.object_path(digest), data)
+                return True
+
+            missing = [d for d, ok in zip(wanted, there, strict=True) if not ok]
+            sent = self.parallel(upload, missing)
+        except Exception as exc:  # the network, permissions: said once; the job then fails to find its files
+            self.note(f"remote {self.shown} unreachable ({type(exc).__name__}); running without it")
+            self._down = True
+            return wanted
+        return [d for d, ok in zip(missing, sent, strict=True) if not ok]
+
+    def fetch_objects(self, digests: Iterable[str], store: Store) -> bool:
+        """Copy those of `digests` `store` lacks from the remote, each verified by its hash; whether all came."""
+        if self._down:
+            return False
+        try:
+            return self._pull(digests, store, key="(cluster job files)", required=False)
+        except Exception as exc:
+            self.note(f"remote {self.shown} unreachable ({type(exc).__name__}); running without it")
+            self._down = True
+            return False
 
     def has_entry(self, key: str) -> bool:
         """Whether the remote holds an entry for `key` now (never from a cached listing)."""
