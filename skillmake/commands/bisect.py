@@ -91,12 +91,16 @@ def run(opts: Options) -> int:
     scratch = Path(tempfile.mkdtemp(prefix="bisect-", dir=project.work_dir))
     try:
         result = bisect(project, spec, case, arm, good=opts.good, bad=opts.bad, check=opts.check, scratch=scratch,
-                        say=lambda line: write_line(sys.stdout, "  " + line))
+                        say=_step)
     finally:
         fstree.remove_tree(scratch)
     for line in render(result, top=top):
         write_line(sys.stdout, line)
     return EXIT_OK
+
+
+def _step(line: str) -> None:
+    write_line(sys.stdout, "  " + line)
 
 
 def _find(project: Project, opts: Options) -> tuple[Spec, Case]:

@@ -3,6 +3,9 @@ where its confidence sequence decides, stored trials count, and the outcome neve
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
 import orjson
 import pytest
 
@@ -37,10 +40,10 @@ print("PASS" if case == "good" or (case == "mid" and k % 2 == 0) else "no")
 """
 
 FILES = {"skills/a/SKILL.md": "---\nname: a\ndescription: d\n---\nbody\n", "agent.py": AGENT, "a.eval.yaml": SPEC}
-FIRST: dict[str, object] = {}
+FIRST: dict[str, Any] = {}
 
 
-def _build(root):  # type: ignore[no-untyped-def]
+def _build(root: Path) -> Project:
     project = Project.empty(root, FILES)
     run = project.run("-n", "2")
     FIRST.update(code=run.code, out=run.out, err=run.err, calls=project.calls())
@@ -48,16 +51,16 @@ def _build(root):  # type: ignore[no-untyped-def]
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return template(tmp_path_factory, "adaptive", _build)
 
 
 @pytest.fixture
-def project(built, tmp_path) -> Project:  # type: ignore[no-untyped-def]
+def project(built: Path, tmp_path: Path) -> Project:
     return copy_of(built, tmp_path / "proj")
 
 
-def _report(project: Project) -> dict:  # type: ignore[type-arg]
+def _report(project: Project) -> dict[str, Any]:
     return orjson.loads((project.root / ".skillmake/reports/a/report.json").read_bytes())
 
 
@@ -69,11 +72,10 @@ def _by_case(calls: list[str]) -> dict[str, list[int]]:
     return {case: sorted(ks) for case, ks in out.items()}
 
 
-def test_each_cell_stops_at_its_first_decision(built) -> None:  # type: ignore[no-untyped-def]
+def test_each_cell_stops_at_its_first_decision(built: Path) -> None:
     assert FIRST["code"] == 1, FIRST["out"]  # bad is surely below 0.5, mid is inconclusive (fail by default)
     # 30 calls, not the fixed plan's 36: good and bad stop at the look after 9 trials, mid runs to max
-    assert _by_case(FIRST["calls"]) == {"good": list(range(9)), "bad": list(range(9)),  # type: ignore[arg-type]
-                                        "mid": list(range(12))}
+    assert _by_case(FIRST["calls"]) == {"good": list(range(9)), "bad": list(range(9)), "mid": list(range(12))}
     out = str(FIRST["out"])
     assert "adaptive: stopped at 30 of 36 trials" in out
     assert "ran 30 trials" in out
@@ -115,10 +117,10 @@ def test_raising_max_runs_only_what_the_sequence_still_needs(project: Project) -
     assert (rows["good"]["n"], rows["good"]["adaptive"]["used"]) == (9, 9)
 
 
-def test_the_result_does_not_depend_on_thread_timing(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_the_result_does_not_depend_on_thread_timing(tmp_path: Path) -> None:
     project = Project.empty(tmp_path / "p4", FILES)
     run = project.run("-n", "4")
-    assert sorted(project.calls()) == sorted(FIRST["calls"])  # type: ignore[type-var]
+    assert sorted(project.calls()) == sorted(FIRST["calls"])
     assert run.agent_calls == 30
     assert "adaptive: stopped at 30 of 36 trials" in run.out
 
