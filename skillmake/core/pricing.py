@@ -59,12 +59,30 @@ def price_of(model: str) -> Price | None:
     return PRICES[best] if best else None
 
 
+BATCH_DISCOUNT = 0.5  # Anthropic's Message Batches and OpenAI's Batch API: half the price, caching discounts stack
+
+
 def cost_usd(model: str | None, *, input_tokens: int | None, output_tokens: int | None,
-             cache_read_tokens: int | None = None, cache_creation_tokens: int | None = None) -> float | None:
-    """Dollars for one call's usage, rounded to 1e-8; None when the model or the counts are unknown."""
+             cache_read_tokens: int | None = None, cache_creation_tokens: int | None = None,
+             batch: bool = False) -> float | None:
+    """Dollars for one call's usage, rounded to 1e-8; None when the model or the counts are unknown. `batch`: the
+    call went through a provider's batch API, at half price."""
     price = price_of(model) if model else None
     if price is None or input_tokens is None or output_tokens is None:
         return None
     total = (input_tokens * price.input + output_tokens * price.output
              + (cache_read_tokens or 0) * price.cache_read + (cache_creation_tokens or 0) * price.cache_write)
-    return round(total / 1_000_000, 8)
+    return round(total * (BATCH_DISCOUNT if batch else 1.0) / 1_000_000, 8)
+
+
+def cache_saving_usd(model: str | None, *, cache_read_tokens: int | None, cache_creation_tokens: int | None = None,
+                     batch: bool = False) -> float:
+    """What prompt caching saved on one call's usage: its cached tokens at the full input price, less what they
+    cost as cache reads and writes (a write costs more than plain input, so a call that only wrote loses a little:
+    negative). 0.0 when the model is not in the table or nothing was cached."""
+    price = price_of(model) if model else None
+    if price is None or not (cache_read_tokens or cache_creation_tokens):
+        return 0.0
+    read, written = cache_read_tokens or 0, cache_creation_tokens or 0
+    saved = read * (price.input - price.cache_read) + written * (price.input - price.cache_write)
+    return round(saved * (BATCH_DISCOUNT if batch else 1.0) / 1_000_000, 8)

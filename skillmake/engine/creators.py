@@ -18,7 +18,8 @@ from skillmake.engine.tasks import (
 )
 from skillmake.run import process
 
-__all__ = ["task_grade", "task_report", "task_thresholds", "task_trial", "task_trigger", "task_validate"]
+__all__ = ["task_batch", "task_grade", "task_report", "task_thresholds", "task_trial", "task_trigger",
+           "task_validate"]
 
 
 def namespace() -> dict[str, Any]:
@@ -46,6 +47,13 @@ def task_trigger() -> Iterator[dict[str, Any]]:
 def task_grade() -> Iterator[dict[str, Any]]:
     """run checks and judges over each trial's outputs"""
     yield from grade_tasks(current_root())
+
+
+def task_batch() -> Iterator[dict[str, Any]]:
+    """with --batch or judge.batch: the stale grades' judge requests as one provider batch (half price)"""
+    from skillmake.engine.batching import batch_tasks
+
+    yield from batch_tasks(current_root())
 
 
 def task_report() -> Iterator[dict[str, Any]]:

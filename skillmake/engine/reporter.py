@@ -190,6 +190,8 @@ class SkillmakeReporter:
             spent.append(f"{int(tally['tokens']):,} tokens")
         if tally.get("cost_usd"):
             spent.append(f"${tally['cost_usd']:.4f}")
+        if tally.get("cache_saved_usd"):  # what the cached prompt prefixes saved, against the list input price
+            spent.append(f"(cache saved ${tally['cache_saved_usd']:.4f})")
         if spent:
             parts.append("spent " + " ".join(spent))
         errors = int(sum(tally.get(f"{kind}_{outcome}", 0) for kind in ("trial", "trigger")
@@ -255,7 +257,7 @@ class SkillmakeReporter:
                 self.tally[f"{kind}_requests"] = self.tally.get(f"{kind}_requests", 0) + requests
             elif agent and values.get("model"):
                 self.tally[f"{kind}_requests_unknown"] = self.tally.get(f"{kind}_requests_unknown", 0) + 1
-        for name in ("tokens", "cost_usd"):
+        for name in ("tokens", "cost_usd", "cache_saved_usd", "batched"):
             if values.get(name):
                 self.tally[name] = self.tally.get(name, 0) + values[name]
 
@@ -263,10 +265,13 @@ class SkillmakeReporter:
         """' (9 model requests)' after what ran, from what the agents and judges reported."""
         count = int(self.tally.get(f"{kind}_requests", 0))
         unknown = int(self.tally.get(f"{kind}_requests_unknown", 0))
-        if not count and not unknown and not self.tally.get(f"{kind}_model"):
+        batched = int(self.tally.get("batched", 0)) if kind == "grade" else 0
+        if not count and not unknown and not batched and not self.tally.get(f"{kind}_model"):
             return ""
         what = "judge requests" if kind == "grade" else "model requests"
         text = f"{count} {what}"
+        if batched:  # answered by the run's batch (engine/batching.py)
+            text += f", {batched} answered in a batch at half price"
         if unknown:
             text += f", unknown for {unknown}"
         return f" ({text})"

@@ -208,11 +208,19 @@ def grade_tasks(root: str) -> Iterator[dict[str, Any]]:
                 continue
             resample = chosen.resample and chosen.has(item)
             waits = adaptive.waits(plan, item, exists=lambda i: _grade_task_exists(i, full, chosen))
+            batched = _batched(project, item)  # its judges are answered by the run's batch task (batching.py)
             yield {"basename": "grade", "name": item.name,
-                   "actions": [(actions.run_grade, [project, item], {"resample": resample})],
-                   "task_dep": ([f"trial:{item.name}"] if _trial_task_exists(item, full, chosen) else []) + waits,
+                   "actions": [(actions.run_grade, [project, item], {"resample": resample, "batched": batched})],
+                   "task_dep": ([f"trial:{item.name}"] if _trial_task_exists(item, full, chosen) else []) + waits
+                   + (["batch"] if batched else []),
                    "uptodate": stale.uptodate(stale.grade(project, item, resample=resample)),
                    "io": {"capture": False}, "verbosity": 0}
+
+
+def _batched(project: Project, item: Item) -> bool:
+    from skillmake.run import batch
+
+    return batch.batched(item.spec, item.case, project.config.judge if project.config else None)
 
 
 def _trigger_task_exists(item: TriggerItem, full: bool, chosen: select.Chosen) -> bool:

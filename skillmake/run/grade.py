@@ -76,28 +76,53 @@ def cached(project: Project, spec: Spec, case: Case, trial_record: dict[str, Any
     return record if record and record["outcome"] in CACHEABLE else None
 
 
-def execute(project: Project, spec: Spec, case: Case, arm: Arm, k: int, trial_record: dict[str, Any], *,
-            resample: bool = False) -> GradeRun:
-    """The grade of `trial_record`: from the cache, else by running its checks and judges now. With
-    `resample`, a trial sampled afresh by this run is graded afresh too (judges are samples as well), unless
-    this run already graded the same outputs."""
-    key, inputs, parts = key_for(spec, case, trial_record)
+def stale(project: Project, spec: Spec, case: Case, trial_record: dict[str, Any], *, resample: bool = False
+          ) -> tuple[dict[str, Any] | None, bool]:
+    """The cached grade of `trial_record` (or None), and whether `execute` grades it afresh all the same."""
     hit = cached(project, spec, case, trial_record)
     run_id = current_run_id()
     fresh_trial = resample and trial_record.get("run_id") == run_id
-    if hit is not None and not (fresh_trial and hit.get("run_id") != run_id):
+    return hit, not (hit is not None and not (fresh_trial and hit.get("run_id") != run_id))
+
+
+def judged_output(project: Project, trial_record: dict[str, Any]) -> tuple[str, dict[str, bytes]] | None:
+    """The output text and files a grade's judges read; None when the trial cannot be judged (not completed, or
+    its stored outputs are missing)."""
+    if trial_record["outcome"] != "completed":
+        return None
+    store = project.store
+    text = store.get(trial_record["outputs"]["output"])
+    files = {name: store.get(d) for name, d in trial_record["outputs"]["files"].items()}
+    if text is None or any(v is None for v in files.values()):
+        return None
+    return text.decode("utf-8", "replace"), {name: data for name, data in files.items() if data is not None}
+
+
+def execute(project: Project, spec: Spec, case: Case, arm: Arm, k: int, trial_record: dict[str, Any], *,
+            resample: bool = False, batched: bool = False) -> GradeRun:
+    """The grade of `trial_record`: from the cache, else by running its checks and judges now. With
+    `resample`, a trial sampled afresh by this run is graded afresh too (judges are samples as well), unless
+    this run already graded the same outputs. With `batched`, the judges' answers come from this run's batch
+    (run/batch.py) instead of calls; the record is made the same way."""
+    key, inputs, parts = key_for(spec, case, trial_record)
+    hit, again = stale(project, spec, case, trial_record, resample=resample)
+    run_id = current_run_id()
+    fresh_trial = resample and trial_record.get("run_id") == run_id
+    if not again:
+        assert hit is not None
         return GradeRun(record=hit, ran=False)
     # One grading of a key at a time: threads, runs, and clones sharing a remote (its lease): the second waits and
     # reuses the first's record.
     with project.store.key_lock(key):
-        again = cached(project, spec, case, trial_record)
-        if again is not None and not (fresh_trial and again.get("run_id") != run_id):
-            return GradeRun(record=again, ran=False)
-        return _grade(project, spec, case, arm, k, trial_record, key=key, inputs=inputs, parts=parts, hit=hit)
+        made = cached(project, spec, case, trial_record)
+        if made is not None and not (fresh_trial and made.get("run_id") != run_id):
+            return GradeRun(record=made, ran=False)
+        return _grade(project, spec, case, arm, k, trial_record, key=key, inputs=inputs, parts=parts, hit=hit,
+                      batched=batched)
 
 
 def _grade(project: Project, spec: Spec, case: Case, arm: Arm, k: int, trial_record: dict[str, Any], *, key: str,
-           inputs: dict[str, Any], parts: list[Part], hit: dict[str, Any] | None) -> GradeRun:
+           inputs: dict[str, Any], parts: list[Part], hit: dict[str, Any] | None, batched: bool = False) -> GradeRun:
     """Run the checks and judges of `case` over `trial_record` now and store the grade (its key's lock held)."""
     run_id = current_run_id()
     for piece in parts:
@@ -106,7 +131,7 @@ def _grade(project: Project, spec: Spec, case: Case, arm: Arm, k: int, trial_rec
     t0 = time.monotonic()
     with _workspace(project, case, trial_record) as workspace:
         expectations, score, usage, outcome, error, calls = _judge_trial(project, spec, case, trial_record,
-                                                                         workspace)
+                                                                         workspace, batched=batched)
     changed = check_files_changed(run_fragment(parts[0].data).get("checks") or [], spec.folder)
     if changed and outcome in CACHEABLE:  # a verdict of other content than its key names is never cached
         outcome, error = "error", (f"the check file {', '.join(changed)} changed while the grade ran (its grade key "
@@ -131,8 +156,8 @@ def _grade(project: Project, spec: Spec, case: Case, arm: Arm, k: int, trial_rec
     return GradeRun(record=record, ran=True, judge_calls=calls)
 
 
-def _judge_trial(project: Project, spec: Spec, case: Case, trial: dict[str, Any], workspace: str | None
-                 ) -> tuple[list[dict[str, Any]], float | None, Usage, str, str | None, int]:
+def _judge_trial(project: Project, spec: Spec, case: Case, trial: dict[str, Any], workspace: str | None, *,
+                 batched: bool = False) -> tuple[list[dict[str, Any]], float | None, Usage, str, str | None, int]:
     outcome = trial["outcome"]
     if outcome in ("error", "timeout"):
         return [], None, Usage(), outcome, trial["error"], 0
@@ -160,7 +185,12 @@ def _judge_trial(project: Project, spec: Spec, case: Case, trial: dict[str, Any]
     if case.has_judge:
         from skillmake.run.judges import judge_case
 
-        verdict = judge_case(spec, case, output=text, files=present)
+        call = None
+        if batched:
+            from skillmake.run import batch
+
+            call = batch.answer(project)
+        verdict = judge_case(spec, case, output=text, files=present, call=call)
         expectations.extend(verdict.expectations)
         usage, error = verdict.usage, verdict.error
         calls = verdict.usage.requests or 0

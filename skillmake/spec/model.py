@@ -130,6 +130,8 @@ class JudgeConfig:
     pass_threshold: int = 4
     # Sent to the API judges (anthropic, openai); None: the provider's own choice. In the grade key only when set.
     temperature: float | None = None
+    # Judge the stale grades of a run as one provider batch at half price (run/batch.py); None: the config decides.
+    batch: bool | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -234,7 +234,8 @@ def apply(spec: Spec, settings: Mapping[str, Setting], config: Config) -> Spec:
     if timeout.source in (COMMAND_LINE, ENVIRONMENT):  # beats the cases' own timeouts too: they are the spec's
         cases = tuple(replace(c, timeout=None) if c.timeout is not None else c for c in cases)
     judge = JudgeConfig(provider=settings["judge_provider"].value, model=settings["judge_model"].value,
-                        pass_threshold=spec.judge.pass_threshold, temperature=spec.judge.temperature)
+                        pass_threshold=spec.judge.pass_threshold, temperature=spec.judge.temperature,
+                        batch=spec.judge.batch)
     # A count given for this run (--trials 5) runs that many: it replaces an adaptive spec's {min, max, decide}.
     adaptive = None if settings["trials"].source in (COMMAND_LINE, ENVIRONMENT) else spec.adaptive
     return replace(spec, trials=settings["trials"].value, adaptive=adaptive, timeout=float(timeout.value), cases=cases,

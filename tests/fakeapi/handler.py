@@ -67,6 +67,8 @@ class Handler(BaseHTTPRequestHandler):
         request = api._record(method=self.command, path=parts.path.rstrip("/") or "/", query=parts.query,
                               headers=headers, body=self._read_body())
         self._anthropic = request.path.startswith("/v1/messages") or "anthropic-version" in headers
+        if api.batches.serve(self, request):  # batches.py: the providers' batch APIs
+            return
         try:
             reply = api._choose(request)
         except Exception as err:  # a broken script must fail its test with a clear message, not drop the socket

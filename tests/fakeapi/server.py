@@ -21,6 +21,7 @@ from http.server import ThreadingHTTPServer
 from typing import Any
 
 from .activation import Script, activation
+from .batches import Batches
 from .handler import MODEL_PATHS, Handler
 from .recorded import Recorded
 from .reply import Reply
@@ -40,6 +41,7 @@ class FakeAPI:
         self._stop = threading.Event()
         self.script: Script | None = None
         self.default: Reply | None = None
+        self.batches = Batches(self)  # the batch endpoints (batches.py)
         self._server = _Server(("127.0.0.1", 0), Handler)
         self._server.api = self
         self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05},
@@ -112,6 +114,7 @@ class FakeAPI:
             self._errors.clear()
             self.script = None
             self.default = None
+        self.batches.reset()
 
     @staticmethod
     def follows_skill(marker: str, with_skill: Reply | Script, without_skill: Reply | Script) -> Script:

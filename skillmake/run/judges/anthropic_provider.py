@@ -46,10 +46,7 @@ def complete(request: JudgeRequest, endpoint: Endpoint) -> ProviderReply:
         raise JudgeCallError(f"cannot create the Anthropic client for the judge: {brief(err, secrets)}; "
                              "set ANTHROPIC_API_KEY", requests=0) from err
     create: Any = client.messages.create  # typed loosely: the tool and schema are plain dicts built at run time
-    # Strict tool use makes the API hold the tool input to the schema (grammar-constrained sampling); the
-    # reply is still read leniently (see verdict.py), since a model or gateway without it answers loosely.
-    tool: dict[str, Any] = {"name": TOOL_NAME, "description": "Record the verdict. Call this exactly once.",
-                            "input_schema": request.schema, "strict": True}
+    tool = _tool(request)
     # The 2.x SDK has no sampling parameters, so a temperature the spec sets (judge.temperature) goes in the body;
     # a model that rejects it answers 400, a judge error naming the setting.
     extra: dict[str, Any] = {} if request.temperature is None else {"extra_body": {"temperature": request.temperature}}
@@ -89,7 +86,31 @@ def complete(request: JudgeRequest, endpoint: Endpoint) -> ProviderReply:
         return message
 
     message, attempts = with_retries(attempt)
-    usage = _usage(message, endpoint.model, attempts)
+    return reply_of(message, request, endpoint, attempts)
+
+
+def _tool(request: JudgeRequest) -> dict[str, Any]:
+    # Strict tool use makes the API hold the tool input to the schema (grammar-constrained sampling); the
+    # reply is still read leniently (see verdict.py), since a model or gateway without it answers loosely.
+    return {"name": TOOL_NAME, "description": "Record the verdict. Call this exactly once.",
+            "input_schema": request.schema, "strict": True}
+
+
+def params(request: JudgeRequest, endpoint: Endpoint) -> dict[str, Any]:
+    """The Messages API body of one judge call, as `complete` sends it: what a Message Batches request carries."""
+    body: dict[str, Any] = {
+        "model": endpoint.model, "max_tokens": request.max_tokens, "system": request.system,
+        "messages": [{"role": "user", "content": _content(request)}], "tools": [_tool(request)],
+        "tool_choice": {"type": "tool", "name": TOOL_NAME}, "thinking": {"type": "disabled"}}
+    if request.temperature is not None:
+        body["temperature"] = request.temperature
+    return body
+
+
+def reply_of(message: Any, request: JudgeRequest, endpoint: Endpoint, attempts: int, *,
+             batch: bool = False) -> ProviderReply:
+    """The verdict a Message carries (from a call, or a batch's result), priced at batch rates with `batch`."""
+    usage = _usage(message, endpoint.model, attempts, batch=batch)
     if getattr(message, "stop_reason", None) == "max_tokens":
         raise JudgeCallError(f"the judge's reply was cut off at max_tokens={request.max_tokens}", requests=attempts)
     data: dict[str, Any] | None = None
@@ -153,7 +174,7 @@ def _close_clients() -> None:
         _close(client)
 
 
-def _usage(message: Any, model: str, attempts: int) -> Usage:
+def _usage(message: Any, model: str, attempts: int, *, batch: bool = False) -> Usage:
     raw = getattr(message, "usage", None)
     tokens = {name: getattr(raw, name, None) for name in
               ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")}
@@ -163,7 +184,7 @@ def _usage(message: Any, model: str, attempts: int) -> Usage:
                  cache_creation_tokens=ints["cache_creation_input_tokens"],
                  cost_usd=cost_usd(model, input_tokens=ints["input_tokens"], output_tokens=ints["output_tokens"],
                                    cache_read_tokens=ints["cache_read_input_tokens"],
-                                   cache_creation_tokens=ints["cache_creation_input_tokens"]),
+                                   cache_creation_tokens=ints["cache_creation_input_tokens"], batch=batch),
                  requests=attempts)
 
 

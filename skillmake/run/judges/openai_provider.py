@@ -40,19 +40,11 @@ def complete(request: JudgeRequest, endpoint: Endpoint) -> ProviderReply:
         raise JudgeCallError(f"cannot create the OpenAI client for the judge: {brief(err, secrets)}; "
                              "set OPENAI_API_KEY", requests=0) from err
     create: Any = client.chat.completions.create  # typed loosely: the schema is a plain dict built at run time
-    # The spec's judge.temperature is sent as written, whatever the model; without one, 0 where the model takes it.
-    extra: dict[str, Any] = ({"temperature": request.temperature} if request.temperature is not None
-                             else {} if _NO_TEMPERATURE.match(endpoint.model) else {"temperature": 0})
-    response_format = {"type": "json_schema",
-                       "json_schema": {"name": TOOL_NAME, "schema": request.schema, "strict": True}}
+    body = params(request, endpoint)
 
     def attempt(timeout: float) -> Any:
         try:
-            completion = create(
-                model=endpoint.model, max_completion_tokens=request.max_tokens,
-                messages=[{"role": "system", "content": request.system}, {"role": "user", "content": request.user}],
-                response_format=response_format,
-                timeout=timeout, **extra)
+            completion = create(**body, timeout=timeout)
         except openai.APIStatusError as err:
             text = f"OpenAI API answered HTTP {err.status_code}: {brief(err.message, secrets)}"
             if err.status_code in _RETRY_STATUS:
@@ -69,7 +61,27 @@ def complete(request: JudgeRequest, endpoint: Endpoint) -> ProviderReply:
         return completion
 
     completion, attempts = with_retries(attempt)
-    usage = _usage(completion, endpoint.model, attempts)
+    return reply_of(completion, request, endpoint, attempts)
+
+
+def params(request: JudgeRequest, endpoint: Endpoint) -> dict[str, Any]:
+    """The Chat Completions body of one judge call, as `complete` sends it: what a Batch API request line carries.
+    The system prompt and the user turn's fixed part come first, so OpenAI's automatic prefix cache can serve it."""
+    # The spec's judge.temperature is sent as written, whatever the model; without one, 0 where the model takes it.
+    extra: dict[str, Any] = ({"temperature": request.temperature} if request.temperature is not None
+                             else {} if _NO_TEMPERATURE.match(endpoint.model) else {"temperature": 0})
+    return {"model": endpoint.model, "max_completion_tokens": request.max_tokens,
+            "messages": [{"role": "system", "content": request.system}, {"role": "user", "content": request.user}],
+            "response_format": {"type": "json_schema",
+                                "json_schema": {"name": TOOL_NAME, "schema": request.schema, "strict": True}},
+            **extra}
+
+
+def reply_of(completion: Any, request: JudgeRequest, endpoint: Endpoint, attempts: int, *,
+             batch: bool = False) -> ProviderReply:
+    """The verdict a chat completion carries (from a call, or a batch's output line); batch rates with `batch`."""
+    secrets = endpoint.secrets
+    usage = _usage(completion, endpoint.model, attempts, batch=batch)
     choices = getattr(completion, "choices", None) or []
     if not choices:
         raise JudgeCallError("the OpenAI API returned no choices", requests=attempts)
@@ -91,7 +103,7 @@ def complete(request: JudgeRequest, endpoint: Endpoint) -> ProviderReply:
     return ProviderReply(data=data, text=text, usage=usage)
 
 
-def _usage(completion: Any, model: str, attempts: int) -> Usage:
+def _usage(completion: Any, model: str, attempts: int, *, batch: bool = False) -> Usage:
     raw = getattr(completion, "usage", None)
     prompt = getattr(raw, "prompt_tokens", None)
     output = getattr(raw, "completion_tokens", None)
@@ -102,7 +114,8 @@ def _usage(completion: Any, model: str, attempts: int) -> Usage:
     # OpenAI counts cached tokens inside prompt_tokens; Usage keeps the two apart (as Anthropic reports them).
     fresh = max(prompt - (cached or 0), 0) if prompt is not None else None
     return Usage(input_tokens=fresh, output_tokens=output, cache_read_tokens=cached,
-                 cost_usd=cost_usd(model, input_tokens=fresh, output_tokens=output, cache_read_tokens=cached),
+                 cost_usd=cost_usd(model, input_tokens=fresh, output_tokens=output, cache_read_tokens=cached,
+                                   batch=batch),
                  requests=attempts)
 
 
