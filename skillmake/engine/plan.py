@@ -67,12 +67,36 @@ class TriggerItem:
 @dataclass(slots=True, kw_only=True)
 class SpecPlan:
     spec: Spec
-    items: list[Item] = field(default_factory=list)
     triggers: list[TriggerItem] = field(default_factory=list)
     intact: bool | None = None  # its report files and cell views are as its last report wrote them (report.py)
+    # Settled (settled.py): every trial and grade stored, its report passed, nothing changed since. Its items are
+    # planned only when something asks for them (`items`); a plain run's hot paths check `settled` instead.
+    settled: bool = False
+    project: Project | None = field(default=None, repr=False, compare=False)  # where a settled plan's items come from
+    _items: list[Item] | None = None
+
+    @property
+    def items(self) -> list[Item]:
+        if self._items is None:
+            assert self.project is not None, "a settled plan knows its project"
+            self._items = plan_spec(self.project, self.spec)._items or []
+        return self._items
+
+    @items.setter
+    def items(self, value: list[Item]) -> None:
+        self._items = value
+
+    @property
+    def cells(self) -> int:
+        """How many trials (each with its grade) the plan has, without planning a settled one's items."""
+        if self._items is None and self.settled:
+            return len(self.spec.cases) * len(self.spec.arms) * self.spec.trials
+        return len(self.items)
 
     @property
     def complete(self) -> bool:
+        if self.settled:
+            return True
         return all(i.trial_cached and i.grade_cached for i in self.items) and all(t.cached for t in self.triggers)
 
     def inputs_digest(self) -> str | None:
@@ -115,8 +139,13 @@ def report_inputs(keys: dict[str, tuple[str, str | None]], *, labels: str | None
     return digest_json(sorted(keys.items())) if labels is None else digest_json([sorted(keys.items()), labels])
 
 
+def settled_plan(project: Project, spec: Spec) -> SpecPlan:
+    """The plan of a settled spec (settled.py): complete and intact, its items planned only if asked for."""
+    return SpecPlan(spec=spec, settled=True, intact=True, project=project)
+
+
 def plan_spec(project: Project, spec: Spec) -> SpecPlan:
-    plan = SpecPlan(spec=spec)
+    plan = SpecPlan(spec=spec, _items=[], project=project)
     actions_dir = str(project.store.actions)
     index = Index(index_path(project, spec.name), project.store)
     for case in spec.cases:

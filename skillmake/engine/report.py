@@ -13,6 +13,7 @@ import orjson
 from skillmake.core import atomic, console
 from skillmake.core.console import write_line
 from skillmake.core.paths import cut_links
+from skillmake.engine import settled
 from skillmake.engine.index import refresh
 from skillmake.engine.plan import SpecPlan, report_inputs, settings_digest
 from skillmake.engine.stale import Stale
@@ -26,6 +27,8 @@ WRITTEN = ("report.json", "benchmark.json", "junit.xml", "report.html")  # stamp
 def report_uptodate(project: Project, plan: SpecPlan) -> bool | Stale:
     """Up to date when every grade is cached, the grade keys are those of the last report, and it passed — and
     nothing it wrote was touched since: its files and every cell's view are as it left them."""
+    if plan.settled:  # its settled stamp (settled.py) says all of this held and nothing changed since
+        return True
     digest = plan.inputs_digest()
     stamp = _stamp(project, plan) if digest is not None else None
     if not (stamp and stamp.get("inputs") == digest and stamp.get("passed")):
@@ -111,6 +114,7 @@ def build_and_write(project: Project, plan: SpecPlan, *, evaluated: bool = True,
     from skillmake.results.html import html_report
     from skillmake.spec.adapters.eva import is_eva_spec
 
+    settled.unsettle(project, plan.spec.name)  # until this report is written and passed
     cells = cells_of(project, plan)
     if plan.spec.adaptive is not None:  # only the trials up to the look that decided each cell count
         from skillmake.engine.adaptive import counted
@@ -144,10 +148,12 @@ def build_and_write(project: Project, plan: SpecPlan, *, evaluated: bool = True,
                              "files": _signature(folder)}
     if verdict["passed"] and console.style().quiet:  # -q: only failures and the closing line
         atomic.write_bytes(folder / STAMP, orjson.dumps(stamp))
+        _settle(project, plan, cells, passed=inputs is not None)
         return None
     # The summary below prints the verdict's reasons: the thresholds task of this run only points at them.
     stamp.update(run_id=run_id, shown=len(verdict["reasons"]) if problems else 0)
     atomic.write_bytes(folder / STAMP, orjson.dumps(stamp))
+    _settle(project, plan, cells, passed=bool(verdict["passed"]) and inputs is not None)
     previous = {plan.spec.name: published.previous} if published.previous else None
     summary = render_summary([report], previous=previous, run_id=run_id)
     if unchanged is not None and summary.startswith("nothing changed:"):
@@ -158,6 +164,16 @@ def build_and_write(project: Project, plan: SpecPlan, *, evaluated: bool = True,
     if freshness:
         write_line(sys.stdout, freshness)
     return "\n".join(problems) if problems else None
+
+
+def _settle(project: Project, plan: SpecPlan, cells: list[CellRecords], *, passed: bool) -> None:
+    """A report that passed over a result (no error, no timeout) in every cell settles its spec (settled.py): the
+    next plain run plans none of its trials until an input, its records or what this report wrote changes."""
+    from skillmake.run.grade import TRIAL_RESULTS
+
+    if passed and all(c.grade_key is not None and c.trial is not None and c.trial.get("outcome") in TRIAL_RESULTS
+                      for c in cells):
+        settled.settle(project, plan.spec)
 
 
 def _triggers(project: Project, plan: SpecPlan, keys: dict[str, tuple[str, str | None]]) -> dict[str, Any] | None:

@@ -338,6 +338,8 @@ class Targets:
 
     def unmatched(self, plans: Sequence[SpecPlan]) -> list[str]:
         """The globs among the patterns that name no task of these plans (a typo must not select nothing)."""
+        if not self.patterns:
+            return []
         items: list[Item | TriggerItem] = [*(i for p in plans for i in p.items),
                                            *(t for p in plans for t in p.triggers)]
         out = []
@@ -375,8 +377,8 @@ def _cell_matches(cell: str, item: Item | TriggerItem) -> bool:
 def judged_specs(plans: Sequence[SpecPlan], chosen: Chosen, targets: Targets) -> list[Spec]:
     """The specs whose judges this run (or `explain` of it) would call: a grade with a judge that is stale (or
     resampled), of a selected cell, that the named tasks make run. A trigger trial is judged by no model."""
-    return [p.spec for p in plans
-            if any(i.case.has_judge and (chosen.resample or not i.grade_cached) and chosen.has(i)
+    return [p.spec for p in plans if not (p.settled and not chosen.resample)  # a settled spec grades nothing
+            and any(i.case.has_judge and (chosen.resample or not i.grade_cached) and chosen.has(i)
                    and targets.wants("grade", i) for i in p.items)]
 
 

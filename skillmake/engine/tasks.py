@@ -14,8 +14,8 @@ from doit.exceptions import TaskFailed
 from skillmake.core import fstree, runlock
 from skillmake.core.errors import EXIT_INVALID, EXIT_NO_SPECS, SkillmakeError
 from skillmake.core.paths import cut_links, within
-from skillmake.engine import actions, adaptive, clean, gone, scope, select, stale
-from skillmake.engine.plan import Item, SpecPlan, TriggerItem, plan_spec
+from skillmake.engine import actions, adaptive, clean, gone, scope, select, settled, stale
+from skillmake.engine.plan import Item, SpecPlan, TriggerItem, plan_spec, settled_plan
 from skillmake.engine.report import STAMP, report_uptodate
 from skillmake.results.checkout import METADATA
 from skillmake.run.project import Project, new_run_id
@@ -70,9 +70,16 @@ def plans_at(root: str) -> tuple[SpecPlan, ...]:
     project = project_at(root)
     plans = []
     unplanned = UNPLANNED.setdefault(root, {})
+    fast = _plain_run()
+    trusted = settled.begin(project) if fast else False  # the store is as the last run left it (settled.py)
     for spec in project.specs:
         try:
+            if trusted and settled.is_settled(project, spec):  # one digest and a few stats, not a plan per trial
+                plans.append(settled_plan(project, spec))
+                continue
             plans.append(plan_spec(project, spec))
+            if fast:
+                _settle_if_done(project, plans[-1])
         except SkillmakeError as exc:
             unplanned[spec.name] = f"{spec.name}: {exc.render()}"
         except Exception as exc:  # one spec's crash must not stop the good ones: it is that spec's failure
@@ -80,6 +87,25 @@ def plans_at(root: str) -> tuple[SpecPlan, ...]:
                                     + "\n  hint: this is a bug in skillmake; please report it with this spec (the "
                                       "other specs ran)")
     return tuple(plans)
+
+
+def _plain_run() -> bool:
+    """A run of every stale task with no selection: the only invocation where settled specs are not planned in
+    full (a listing, `info`, a task name, -k or --resample gets every task, as before)."""
+    argv = COMMAND or sys.argv[1:]
+    if full_graph() or not scope.runs(argv):
+        return False
+    try:
+        return not select.current().active
+    except select.ExpressionError:  # chosen_at says so
+        return False
+
+
+def _settle_if_done(project: Project, plan: SpecPlan) -> None:
+    """Stamp a fully planned spec that turned out complete, with its report passed and intact: the next plain run
+    plans none of its trials."""
+    if settled.eligible(plan.spec) and plan.complete and report_uptodate(project, plan) is True:
+        settled.settle(project, plan.spec)
 
 
 def _unplanned(message: str) -> TaskFailed:
@@ -149,7 +175,8 @@ def _over_cap(root: str, chosen: select.Chosen, targets: select.Targets) -> str 
     cap = budget.cap_of(project)
     if cap is None:
         return None
-    _, totals = explain(project, plans_at(root), chosen=chosen, targets=targets)
+    unsettled = tuple(p for p in plans_at(root) if not p.settled)  # a settled spec runs nothing: costs nothing
+    _, totals = explain(project, unsettled, chosen=chosen, targets=targets)
     if totals["cost_usd"] <= cap + 1e-9:
         return None
     return budget.refusal(totals["cost_usd"], cap, trials=totals["trials"] + totals["triggers"],
@@ -177,6 +204,9 @@ def trial_tasks(root: str) -> Iterator[dict[str, Any]]:
     yield {"basename": "trial", "name": None, "doc": "run stale trials (case × arm × k) in isolated workspaces"}
     full = full_graph()
     for plan in plans_at(root):
+        if plan.settled:  # up to date, and a plain run: no task for any of its trials
+            COLLAPSED["trial"] += plan.cells
+            continue
         for item in plan.items:
             if not _trial_task_exists(item, full, chosen):
                 COLLAPSED["trial"] += chosen.has(item)
@@ -202,6 +232,9 @@ def grade_tasks(root: str) -> Iterator[dict[str, Any]]:
     yield {"basename": "grade", "name": None, "doc": "run checks and judges over each trial's outputs"}
     full = full_graph()
     for plan in plans_at(root):
+        if plan.settled:
+            COLLAPSED["grade"] += plan.cells
+            continue
         for item in plan.items:
             if not _grade_task_exists(item, full, chosen):
                 COLLAPSED["grade"] += chosen.has(item)
@@ -265,7 +298,8 @@ def report_tasks(root: str) -> Iterator[dict[str, Any]]:
     for plan in _touched(root):
         spec = plan.spec
         yield {"basename": "report", "name": spec.name, "actions": [(actions.run_report, [project, plan])],
-               "task_dep": [f"grade:{i.name}" for i in plan.items if _grade_task_exists(i, full, chosen)]
+               "task_dep": [] if plan.settled else
+               [f"grade:{i.name}" for i in plan.items if _grade_task_exists(i, full, chosen)]
                + [f"trigger:{t.name}" for t in plan.triggers if _trigger_task_exists(t, full, chosen)],
                # A resampled record keeps its key: only checking the views out again shows the fresh one.
                "uptodate": stale.uptodate(stale.report(report_uptodate(project, plan), resample=chosen.resample,
@@ -337,7 +371,7 @@ def _say_selection(root: str, chosen: select.Chosen, targets: select.Targets) ->
         raise SystemExit(EXIT_NO_SPECS)
     if chosen.names is not None and not chosen.names:  # --failed after everything passed: nothing to do
         print(f"skillmake: {select.current().describe()} selects none of the "
-              f"{sum(len(p.items) for p in plans_at(root))} cells", file=sys.stderr, flush=True)
+              f"{sum(p.cells for p in plans_at(root))} cells", file=sys.stderr, flush=True)
     if chosen.stored_failures and not chosen.resample:
         n = chosen.stored_failures
         print(f"skillmake: {n} failed trial{'s are' if n != 1 else ' is a'} stored result{'s' if n != 1 else ''}; "
