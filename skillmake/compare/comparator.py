@@ -136,7 +136,10 @@ def request(task: str, first: tuple[str, Mapping[str, bytes]], second: tuple[str
     """The request for one ordered pair: `first` is shown as Output 1, `second` as Output 2 (text, files)."""
     block = f"<task>\n{task}\n</task>\n\n" if task.strip() else ""
     user = TEMPLATE.format(task=block, first=material(*first), second=material(*second))
-    return JudgeRequest(judge=NAME, system=SYSTEM, user=user, schema=SCHEMA, temperature=temperature)
+    # The instructions and the task, the same for every pair of the case, come first: sent cacheable (Anthropic),
+    # a shared prefix OpenAI caches by itself.
+    shared = len(TEMPLATE[:TEMPLATE.index("<output_1>")].format(task=block))
+    return JudgeRequest(judge=NAME, system=SYSTEM, user=user, schema=SCHEMA, temperature=temperature, shared=shared)
 
 
 def from_text(text: str) -> dict[str, Any] | None:

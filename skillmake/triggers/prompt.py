@@ -19,7 +19,7 @@ from skillmake.run.judges import verdict
 from skillmake.run.judges.base import JudgeRequest, ProviderReply, ReplyError
 
 NAME = "describe"
-PROMPT_VERSION = 1  # bump when the wording below changes: every cached proposal is asked for again
+PROMPT_VERSION = 2  # bump when the wording below changes: every cached proposal is asked for again
 LIMIT = 1024  # characters: Claude Code cuts a longer description
 
 SCHEMA: dict[str, Any] = {
@@ -42,9 +42,9 @@ with the description inside <new_description> tags), exactly once."""
 INTRO = """The skill is called "{name}". A skill works by progressive disclosure: the agent sees only its name and \
 description in its list of available skills and, when it decides to use the skill, reads the full SKILL.md and \
 whatever files that points to. So the description alone decides whether the skill is used. A good description makes \
-the agent use the skill for the requests it helps with, and leave it alone for the others.
+the agent use the skill for the requests it helps with, and leave it alone for the others."""
 
-The current description:
+CURRENT = """The current description:
 <current_description>
 "{description}"
 </current_description>
@@ -101,12 +101,20 @@ def result_lines(results: Sequence[Mapping[str, Any]], *, all_of_them: bool) -> 
     return lines
 
 
+def shared_text(inputs: Mapping[str, Any]) -> str:
+    """What every request of one optimisation asks alike — the skill, its content, the guidance and the limit — put
+    first so the provider can cache it (marked cacheable for Anthropic; OpenAI caches a long shared prefix)."""
+    return "\n\n".join(block.strip("\n") for block in (
+        INTRO.format(name=inputs["skill"]["name"]),
+        GUIDANCE.format(content=inputs["skill"]["content"], limit=inputs["limit"]))) + "\n\n"
+
+
 def user_text(inputs: Mapping[str, Any]) -> str:
-    """The request's text, from the proposal's key inputs (improve.key_inputs) alone."""
+    """The request's text, from the proposal's key inputs (improve.key_inputs) alone: the shared part first, then
+    the current description, its failures and the earlier attempts."""
     train = inputs["train"]
     passed = sum(1 for r in train if r["pass"])
-    blocks = [INTRO.format(name=inputs["skill"]["name"], description=inputs["description"], passed=passed,
-                           total=len(train)),
+    blocks = [CURRENT.format(description=inputs["description"], passed=passed, total=len(train)),
               "\n".join(result_lines(train, all_of_them=False)) or "Every training query passed."]
     if inputs["history"]:
         blocks.append("EARLIER ATTEMPTS (do not repeat them; try something structurally different):")
@@ -114,12 +122,13 @@ def user_text(inputs: Mapping[str, Any]) -> str:
                    f'Description: "{a["description"]}"\nTrain results:\n'
                    + "\n".join(result_lines(a["results"], all_of_them=True)) + "\n</attempt>"
                    for a in inputs["history"]]
-    blocks.append(GUIDANCE.format(content=inputs["skill"]["content"], limit=inputs["limit"]))
-    return "\n\n".join(block.strip("\n") for block in blocks)
+    blocks.append("Now write the new description, following the guidance above.")
+    return shared_text(inputs) + "\n\n".join(block.strip("\n") for block in blocks)
 
 
 def request(inputs: Mapping[str, Any], *, temperature: float | None = None) -> JudgeRequest:
-    return JudgeRequest(judge=NAME, system=SYSTEM, user=user_text(inputs), schema=SCHEMA, temperature=temperature)
+    return JudgeRequest(judge=NAME, system=SYSTEM, user=user_text(inputs), schema=SCHEMA, temperature=temperature,
+                        shared=len(shared_text(inputs)))
 
 
 def shorter(first: JudgeRequest, description: str, *, limit: int = LIMIT) -> JudgeRequest:
