@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from .project import Project, copy_of, template
+from .project import Project, Run, copy_of, template
 
 AGENT = """\
 import os
@@ -41,6 +42,9 @@ def _git(root: Path, *args: str) -> str:
     return subprocess.run(["git", *args], cwd=root, check=True, capture_output=True, text=True).stdout
 
 
+FIRST: dict[str, Any] = {}
+
+
 def _build(root: Path) -> Project:
     project = Project.empty(root, {"agent.py": AGENT, "s.eval.yaml": SPEC, ".gitignore": "calls.log\n.skillmake/\n"})
     _git(root, "init", "-q", ".")
@@ -51,11 +55,16 @@ def _build(root: Path) -> Project:
         project.write("skills/s/SKILL.md", body)
         _git(root, "add", "-A")
         _git(root, "commit", "-q", "-m", f"commit {i}")
+    FIRST.update(head=_git(root, "rev-parse", "HEAD"), status=_git(root, "status", "--porcelain"))
+    FIRST["first"] = project.run("bisect", "greet", check_views=False)
+    FIRST["calls"] = project.calls()
+    FIRST["second"] = project.run("bisect", "greet", check_views=False)
     return project
 
 
 @pytest.fixture(scope="module")
 def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The repository after one bisect of case greet (its trials are in the store), and a second one."""
     return template(tmp_path_factory, "bisect-repo", _build)
 
 
@@ -69,37 +78,34 @@ def _commit(root: Path, n: int) -> str:
     return next(line.split()[0] for line in log.splitlines() if line.endswith(f"commit {n}"))
 
 
-def test_finds_commit_11_with_at_most_5_versions_and_a_second_bisect_costs_nothing(project: Project) -> None:
-    head_before = _git(project.root, "rev-parse", "HEAD")
-    status_before = _git(project.root, "status", "--porcelain")
-    first = project.run("bisect", "greet", check_views=False)
+def test_finds_commit_11_with_at_most_5_versions_and_a_second_bisect_costs_nothing(repo: Path) -> None:
+    first: Run = FIRST["first"]
     assert first.code == 0, first.out + first.err
-    eleven = _commit(project.root, 11)
+    eleven = _commit(repo, 11)
     assert f"first bad commit: {eleven} commit 11" in first.out
     assert "skills/s/SKILL.md | " in first.out  # the diff stat of the skill's files
     assert f"evidence: at {eleven[:12]} pass rate 0.00 (0/2) < 1.00" in first.out
-    assert f"at the version before it, {_commit(project.root, 10)[:12]}, pass rate 1.00 (2/2)" in first.out
+    assert f"at the version before it, {_commit(repo, 10)[:12]}, pass rate 1.00 (2/2)" in first.out
     assert "✗ trial 0: output contains 'PASS'" in first.out
     evaluated = int(first.out.split("versions evaluated: ")[1].split()[0])
     assert evaluated <= 5
     assert first.agent_calls == 2 * evaluated  # 2 trials per version, only of case greet
-    assert {line.split()[0] for line in project.calls()} == {"greet"}
+    assert {line.split()[0] for line in FIRST["calls"]} == {"greet"}
     # the user's work tree is not checked out: same HEAD, same (clean) status, the skill as committed last
-    assert _git(project.root, "rev-parse", "HEAD") == head_before
-    assert _git(project.root, "status", "--porcelain") == status_before
-    assert "version 16" in project.read("skills/s/SKILL.md")
+    assert _git(repo, "rev-parse", "HEAD") == FIRST["head"]
+    assert _git(repo, "status", "--porcelain") == FIRST["status"]
+    assert "version 16" in (repo / "skills/s/SKILL.md").read_text()
 
-    second = project.run("bisect", "greet", check_views=False)
+    second: Run = FIRST["second"]
     assert second.code == 0 and second.agent_calls == 0, second.out + second.err
     assert f"first bad commit: {eleven}" in second.out
+    assert "trials run 0, from the store 10" in second.out
 
 
-def test_a_run_at_head_is_reused_by_bisect(project: Project) -> None:
+def test_a_run_at_head_shares_the_trials_bisect_made(project: Project) -> None:
     run = project.run(check_views=False)
-    assert run.agent_calls == 4  # 2 cases × 2 trials at HEAD (commit 16)
-    bisected = project.run("bisect", "s/greet", check_views=False)
-    assert bisected.code == 0
-    assert "pass rate 0.00 (0/2)  bad  (0 trial(s) run, 2 from the store)  commit 16" in bisected.out
+    assert run.agent_calls == 2  # case other's 2 trials; greet's at HEAD (commit 16) were run by the bisect
+    assert {line.split()[0] for line in project.calls()[-2:]} == {"other"}
 
 
 def test_good_and_bad_revisions_narrow_the_search(project: Project) -> None:
@@ -113,6 +119,7 @@ def test_good_and_bad_revisions_narrow_the_search(project: Project) -> None:
 def test_a_chosen_check(project: Project) -> None:
     flipped = project.run("bisect", "greet", "--check", "says-pass", check_views=False)
     assert flipped.code == 0 and f"first bad commit: {_commit(project.root, 11)}" in flipped.out
+    assert flipped.agent_calls == 0  # the same trials, graded on one check
     steady = project.run("bisect", "greet", "--check", "says-done", check_views=False)
     assert steady.code == 3  # that check never fails: the bad end is not bad
     assert "the case is not bad at HEAD" in steady.err
