@@ -77,7 +77,8 @@ def run_trial(project: Project, item: Item, *, resample: bool = False) -> dict[s
         # Model requests as the agent reported them (retries inside a CLI included); None: not a model agent,
         # or it could not tell.
         values.update(requests=usage.get("requests"), model=item.arm.agent.kind != "command",
-                      tokens=usage.get("total_tokens") or 0, cost_usd=usage.get("cost_usd") or 0.0)
+                      tokens=usage.get("total_tokens") or 0, cost_usd=usage.get("cost_usd") or 0.0,
+                      cache_saved_usd=_cache_saving(item.arm.agent.model, usage, batched=False))
     return values
 
 
@@ -90,10 +91,18 @@ def _judge_cache_saving(item: Item, usage: dict[str, Any], batched: bool) -> flo
     """What prompt caching saved on a grade's judge calls (at the batch price when batched), for the cost line."""
     if not (usage.get("cache_read_tokens") or usage.get("cache_creation_tokens")):
         return 0.0
-    from skillmake.core.pricing import cache_saving_usd
     from skillmake.run.judges.resolve import choose
 
-    return cache_saving_usd(choose(item.spec, item.case).model, cache_read_tokens=usage.get("cache_read_tokens"),
+    return _cache_saving(choose(item.spec, item.case).model, usage, batched=batched)
+
+
+def _cache_saving(model: str | None, usage: dict[str, Any], *, batched: bool) -> float:
+    """The cached tokens' list price less what they cost (pricing.cache_saving_usd); 0 for an unpriced model."""
+    if not (usage.get("cache_read_tokens") or usage.get("cache_creation_tokens")):
+        return 0.0
+    from skillmake.core.pricing import cache_saving_usd
+
+    return cache_saving_usd(model, cache_read_tokens=usage.get("cache_read_tokens"),
                             cache_creation_tokens=usage.get("cache_creation_tokens"), batch=batched)
 
 

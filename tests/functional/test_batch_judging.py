@@ -168,3 +168,19 @@ def test_an_interrupted_run_resumes_its_batch_instead_of_sending_another(tmp_pat
         assert api.count("/v1/messages") == 0
         assert f"batch {batch_id}: resuming the 5 judge requests" in resumed.err
     assert [r["outcome"] for r in grades(project)] == ["pass"] * 5
+
+
+def test_the_cost_line_shows_what_caching_saved_an_api_agent(tmp_path: Path) -> None:
+    """The anthropic agent sends the skill cacheable; 100,000 tokens read from the cache at $0.30 instead of $3 per
+    million on claude-sonnet-4-6 saved $0.2700 (trials stay synchronous whatever --batch says)."""
+    project = Project.empty(tmp_path / "p", {
+        "skills/s/SKILL.md": SKILL,
+        "s.eval.yaml": "skill: skills/s\nagent: {kind: anthropic, model: claude-sonnet-4-6}\n"
+                       "cases:\n  - id: one\n    prompt: say one\n    checks: [{type: contains, needle: hi}]\n"})
+    with FakeAPI() as api:
+        api.default = Reply.text("hi", usage={"input_tokens": 100, "cache_read_input_tokens": 100_000,
+                                              "output_tokens": 0})
+        done = project.run("--batch", env={**api.anthropic_env(), **BATCH_ENV})
+        assert done.code == 0, done.out + done.err
+        assert api.count("/v1/messages") == 1 and api.batches.created == []
+    assert spent(done.out) == (0.0303, 0.27)
