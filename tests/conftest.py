@@ -58,6 +58,9 @@ def _isolate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.setenv("HTTPS_PROXY", "http://127.0.0.1:9")
     monkeypatch.setenv("HTTP_PROXY", "http://127.0.0.1:9")
     monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
+    from skillmake.run import ratelimit
+
+    ratelimit.reset()  # no cap, and no pause a provider asked for, carried over from an earlier test
     yield
 
 

@@ -69,7 +69,7 @@ OVERRIDES = (
     Opt("", "max-cost", "max_cost", "value", help="a spending cap in US dollars: refuse a run estimated over it, "
         "start no trial that would cross it (exit 6)", metavar="USD"),
     Opt("", "max-connections", "max_connections", "value", help="the most requests in flight to one provider and "
-        "model (API agents and judges; default 32, halved on HTTP 429/529 and grown back)", metavar="N"),
+        "model (API agents and judges; default 32, shrunk on HTTP 429/529 and grown back)", metavar="N"),
 )
 
 OUTPUT = (

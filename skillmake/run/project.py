@@ -81,6 +81,10 @@ class Project(StateFolders):
         if result.no_specs is not None:
             raise result.no_specs
         overrides.check()  # a bad $SKILLMAKE_TRIALS is a usage error before anything is created
+        from skillmake.run import ratelimit
+
+        ratelimit.configure(max_connections=overrides.resolve("max_connections", project=config.max_connections).value,
+                            adaptive=config.adaptive_connections)  # this process's requests, for every run of it
         state.mkdir(parents=True, exist_ok=True)
         _ignore_file(state)
         cache.save()

@@ -29,19 +29,19 @@ def baseline_wanted(environ: Mapping[str, str] | None = None) -> bool:
     env = os.environ if environ is None else environ
     return env.get(BASELINE_VAR, "").strip() not in ("", "0")
 
-SETTINGS = ("trials", "timeout", "model", "judge_model", "judge_provider", "jobs", "max_cost")
+SETTINGS = ("trials", "timeout", "model", "judge_model", "judge_provider", "jobs", "max_cost", "max_connections")
 ENV = {name: f"SKILLMAKE_{name.upper()}" for name in SETTINGS}
 OPTIONS = {name: "--" + name.replace("_", "-") for name in SETTINGS}
 # The command line's values, for worker processes started by spawn (they re-import this module).
 _COMMAND_LINE_VAR = "SKILLMAKE_COMMAND_LINE_SETTINGS"
 # The schemas' maxima (spec.schema.json, config.schema.json; docs/paths.md "Numbers"): a value past them hangs
 # planning (10^20 trials) or overflows a deadline (1e300 s), from a flag as from a spec.
-MAXIMA = {"trials": 1000, "jobs": 1024, "timeout": 86400, "max_cost": 1_000_000}
+MAXIMA = {"trials": 1000, "jobs": 1024, "timeout": 86400, "max_cost": 1_000_000, "max_connections": 1024}
 _command_line: dict[str, str] = {}
 
 COMMAND_LINE, ENVIRONMENT, SPEC, PROJECT, DEFAULT = "command line", "environment", "spec", "project config", "default"
 DEFAULTS: dict[str, Any] = {"trials": 1, "timeout": 300.0, "model": None, "judge_model": None,
-                            "judge_provider": None, "jobs": 1, "max_cost": None}
+                            "judge_provider": None, "jobs": 1, "max_cost": None, "max_connections": None}
 
 
 _FORMAT_DEFAULT = "'s default"
@@ -133,7 +133,7 @@ def check(*, environ: Mapping[str, str] | None = None) -> None:
 
 def _parse(name: str, raw: str, label: str) -> Any:
     text = raw.strip()
-    if name in ("trials", "jobs"):
+    if name in ("trials", "jobs", "max_connections"):
         try:
             number = int(text)
         except ValueError:

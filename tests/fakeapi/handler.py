@@ -7,7 +7,7 @@ import json
 import socket
 import struct
 import zlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from http.server import BaseHTTPRequestHandler
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
@@ -69,6 +69,32 @@ class Handler(BaseHTTPRequestHandler):
         self._anthropic = request.path.startswith("/v1/messages") or "anthropic-version" in headers
         if api.batches.serve(self, request):  # batches.py: the providers' batch APIs
             return
+        if request.path not in MODEL_PATHS:
+            self._reply(request)
+            return
+        refusal = api.limits.enter()  # api.limit(rate=…, overload=…): a 429 or 529 before anything scripted
+        # In flight until its status line is written (send_response), before the client can see the reply and
+        # start another request in its place; or until the handler is done (a hang, a reset).
+        self._leave: Callable[[], None] | None = api.limits.leave
+        try:
+            if refusal is not None:
+                self._error(refusal.status, refusal.message, extra=refusal.headers)
+            else:
+                self._reply(request)
+        finally:
+            self._left()
+
+    def _left(self) -> None:
+        leave, self._leave = getattr(self, "_leave", None), None
+        if leave is not None:
+            leave()
+
+    def send_response(self, code: int, message: str | None = None) -> None:
+        self._left()
+        super().send_response(code, message)
+
+    def _reply(self, request: Recorded) -> None:
+        api = self.server.api
         try:
             reply = api._choose(request)
         except Exception as err:  # a broken script must fail its test with a clear message, not drop the socket

@@ -23,6 +23,7 @@ from typing import Any
 from .activation import Script, activation
 from .batches import Batches
 from .handler import MODEL_PATHS, Handler
+from .limits import Limits
 from .recorded import Recorded
 from .reply import Reply
 
@@ -42,6 +43,7 @@ class FakeAPI:
         self.script: Script | None = None
         self.default: Reply | None = None
         self.batches = Batches(self)  # the batch endpoints (batches.py)
+        self.limits = Limits()  # see limit()
         self._server = _Server(("127.0.0.1", 0), Handler)
         self._server.api = self
         self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05},
@@ -82,6 +84,15 @@ class FakeAPI:
         """How many queued replies for `endpoint` (None: the any-endpoint queue) were not used yet."""
         with self._lock:
             return len(self._queues.get(endpoint, ()))
+
+    def limit(self, *, rate: float | None = None, overload: int | None = None, retry_after: str = "ms",
+              window: float = 1.0, latency: float = 0.0) -> Limits:
+        """A provider's limits on the model endpoints (limits.py): at most `rate` requests per `window` seconds
+        (then 429 with the wait as retry-after-ms, whole "seconds" or an HTTP "date"), and a 529 for a request past
+        `overload` in flight at once; each admitted request answered after `latency` seconds. Counters restart;
+        None lifts a limit. `api.limits` holds what it saw."""
+        self.limits.set(rate=rate, overload=overload, retry_after=retry_after, window=window, latency=latency)
+        return self.limits
 
     @property
     def requests(self) -> list[Recorded]:

@@ -18,6 +18,7 @@ import orjson
 
 from skillmake.core.redact import redact_bytes
 from skillmake.core.redact import redact_text as scrub
+from skillmake.run import ratelimit
 from skillmake.run.agents.base import AgentResult, Usage
 
 MAX_ATTEMPTS = 4
@@ -40,18 +41,8 @@ class CallResult:
 
 
 def retry_after(headers: Any) -> float | None:
-    """Seconds the server asked us to wait: retry-after-ms, else retry-after in seconds (HTTP dates ignored)."""
-    if headers is None:
-        return None
-    for name, scale in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
-        value = headers.get(name)
-        if value is None:
-            continue
-        try:
-            return max(0.0, float(value) / scale)
-        except ValueError:
-            continue
-    return None
+    """Seconds the server asked us to wait: retry-after-ms, else retry-after in seconds or as an HTTP date."""
+    return ratelimit.retry_after(headers)
 
 
 def read_json(raw: Any, secrets: tuple[str, ...] = ()) -> tuple[Any, str | None]:
@@ -106,12 +97,13 @@ def _status_message(err: Any) -> str:
 
 
 def call(sdk: ModuleType, send: Callable[[float], Any], *, deadline: float, base_url: str, provider: str,
-         env_hint: str, secrets: Iterable[str] = ()) -> CallResult:
+         env_hint: str, secrets: Iterable[str] = (), model: str = "") -> CallResult:
     """Call `send(timeout_seconds)` until it returns, fails for good, or `deadline` (time.monotonic) passes.
 
     `sdk` is the anthropic or openai module (both name their errors alike). Never raises for an API,
     network or parse failure: those come back as outcome "error" (or "timeout") with a message that ends
-    with what to check.
+    with what to check. Each attempt holds a slot of the run's rate limiter for (provider, model) and reports
+    the status it got (ratelimit.py): a 429/529 with a retry-after pauses every trial and judge of that model.
     """
     secrets = tuple(secrets)
     history: list[dict[str, Any]] = []
@@ -124,8 +116,11 @@ def call(sdk: ModuleType, send: Callable[[float], Any], *, deadline: float, base
         attempt += 1
         headers = None
         try:
-            return CallResult(response=send(remaining), outcome="completed", error=None, attempts=attempt,
-                              history=tuple(history))
+            return CallResult(response=_limited(sdk, send, provider=provider, model=model, deadline=deadline),
+                              outcome="completed", error=None, attempts=attempt, history=tuple(history))
+        except ratelimit.NoSlot as err:
+            return CallResult(response=None, outcome="timeout", attempts=attempt - 1, history=tuple(history),
+                              error=f"{provider} API: no request slot before the trial's timeout ({err})")
         except sdk.APITimeoutError:
             return CallResult(response=None, outcome="timeout", attempts=attempt, history=tuple(history),
                               error=f"{provider} API at {base_url} did not answer within the trial's timeout")
@@ -158,6 +153,18 @@ def call(sdk: ModuleType, send: Callable[[float], Any], *, deadline: float, base
             return _failed(f"{provider} API: {message}; waiting {wait:g}s to retry would pass the trial's "
                            "timeout (raise the case's timeout, or run again later)", attempt, history, secrets)
         _sleep(wait)
+
+
+def _limited(sdk: ModuleType, send: Callable[[float], Any], *, provider: str, model: str, deadline: float) -> Any:
+    """One attempt inside a rate-limiter slot, its status reported; the wait for the slot counts against `deadline`."""
+    with ratelimit.slot(provider, model, deadline=deadline) as slot:
+        try:
+            response = send(max(deadline - time.monotonic(), 0.001))
+        except sdk.APIStatusError as err:
+            slot.report(err.status_code, retry_after(err.response.headers))
+            raise
+        slot.report(200)
+        return response
 
 
 def _failed(message: str, attempts: int, history: list[dict[str, Any]], secrets: Iterable[str]) -> CallResult:

@@ -46,7 +46,7 @@ class OpenAIAgent:
             result = api_call.call(
                 openai, lambda timeout: client.responses.with_raw_response.create(**body, timeout=timeout),
                 deadline=deadline, base_url=settings.url, provider="openai", env_hint=ENV_HINT,
-                secrets=settings.secrets)
+                secrets=settings.secrets, model=settings.model)
             response, problem = (read_json(result.response, settings.secrets) if result.response is not None
                                  else (None, None))
         record.update(attempts=result.attempts, failed_attempts=list(result.history))

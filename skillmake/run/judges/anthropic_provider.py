@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from skillmake.core.pricing import cost_usd
-from skillmake.run import sdk
+from skillmake.run import ratelimit, sdk
 from skillmake.run.agents.base import Usage
 from skillmake.run.judges.base import (
     TOOL_NAME,
@@ -68,7 +68,8 @@ def complete(request: JudgeRequest, endpoint: Endpoint) -> ProviderReply:
                 del tool["strict"]  # an older model or a proxy without strict tool use; the reply is checked anyway
                 raise TransientError(text, retry_after=0.0) from err
             if err.status_code in _RETRY_STATUS:
-                raise TransientError(text, retry_after=retry_after(err.response.headers)) from err
+                raise TransientError(text, retry_after=retry_after(err.response.headers),
+                                     status=err.status_code) from err
             raise JudgeCallError(text + _hint(err.status_code, request.temperature)) from err
         except anthropic.APIConnectionError as err:  # includes timeouts
             raise TransientError(f"cannot reach the Anthropic API at {client.base_url}: {brief(err, secrets)}") from err
@@ -85,7 +86,7 @@ def complete(request: JudgeRequest, endpoint: Endpoint) -> ProviderReply:
             raise TransientError(f"the Anthropic API sent a non-JSON reply: {brief(message, secrets)}")
         return message
 
-    message, attempts = with_retries(attempt)
+    message, attempts = with_retries(attempt, key=("anthropic", endpoint.model))
     return reply_of(message, request, endpoint, attempts)
 
 
@@ -189,15 +190,9 @@ def _usage(message: Any, model: str, attempts: int, *, batch: bool = False) -> U
 
 
 def retry_after(headers: Any) -> float | None:
-    """Seconds the server asked us to wait (retry-after-ms, then retry-after in seconds), else None."""
-    for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
-        value = headers.get(name) if headers is not None else None
-        if value is not None:
-            try:
-                return max(0.0, float(value) * scale)
-            except ValueError:
-                continue  # an HTTP date: rare from these APIs; fall back to our own backoff
-    return None
+    """Seconds the server asked us to wait: retry-after-ms, then retry-after in seconds or as an HTTP date; else
+    None (ratelimit.retry_after)."""
+    return ratelimit.retry_after(headers)
 
 
 def _hint(status: int, temperature: float | None = None) -> str:

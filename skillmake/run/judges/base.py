@@ -79,10 +79,11 @@ class JudgeCallError(Exception):
 class TransientError(Exception):
     """A call failed in a way worth retrying (429, 5xx/529, connection, timeout, a garbled 200)."""
 
-    def __init__(self, message: str, *, retry_after: float | None = None) -> None:
+    def __init__(self, message: str, *, retry_after: float | None = None, status: int | None = None) -> None:
         super().__init__(message)
         self.message = message
         self.retry_after = retry_after
+        self.status = status  # the HTTP status, when the server answered one (429/529 tell the rate limiter)
 
 
 class ReplyError(Exception):

@@ -48,7 +48,8 @@ def complete(request: JudgeRequest, endpoint: Endpoint) -> ProviderReply:
         except openai.APIStatusError as err:
             text = f"OpenAI API answered HTTP {err.status_code}: {brief(err.message, secrets)}"
             if err.status_code in _RETRY_STATUS:
-                raise TransientError(text, retry_after=retry_after(err.response.headers)) from err
+                raise TransientError(text, retry_after=retry_after(err.response.headers),
+                                     status=err.status_code) from err
             raise JudgeCallError(text + _hint(err.status_code, request.temperature)) from err
         except openai.APIConnectionError as err:  # includes timeouts
             raise TransientError(f"cannot reach the OpenAI API at {client.base_url}: {brief(err, secrets)}") from err
@@ -60,7 +61,7 @@ def complete(request: JudgeRequest, endpoint: Endpoint) -> ProviderReply:
             raise TransientError(f"the OpenAI API sent a non-JSON reply: {brief(completion, secrets)}")
         return completion
 
-    completion, attempts = with_retries(attempt)
+    completion, attempts = with_retries(attempt, key=("openai", endpoint.model))
     return reply_of(completion, request, endpoint, attempts)
 
 
