@@ -7,6 +7,7 @@ from html import escape
 from typing import Any
 
 from skillmake.core.stats import delta
+from skillmake.results.adaptive import saved_line
 from skillmake.results.history import Change, compare
 from skillmake.results.report import ci_text, headline_pass_at_k, paired_text
 
@@ -116,10 +117,17 @@ def _verdict(report: Report) -> str:
     met = [t for t in report["thresholds"] if t["passed"]]
     counts = report["counts"]
     head = "passed" if verdict["passed"] else "FAILED"
+    if verdict.get("inconclusive"):
+        head += f" ({verdict['inconclusive']} inconclusive)"
     out = [f'<section class="verdict {"pass" if verdict["passed"] else "fail"}"><strong>{head}</strong> '
            f'<span class="meta">{counts["graded"]}/{counts["expected"]} trials graded</span>']
+    saved = saved_line(report)
+    if saved:
+        out.append(f'<p class="meta">{_e(saved)}</p>')
     if verdict["reasons"]:
         out.append("<ul>" + "".join(f"<li>{_e(reason)}</li>" for reason in verdict["reasons"]) + "</ul>")
+    if verdict.get("warnings"):
+        out.append("<ul>" + "".join(f"<li>warning: {_e(w)}</li>" for w in verdict["warnings"]) + "</ul>")
     if met:
         out.append(f"<details><summary>{len(met)} threshold(s) met</summary><ul>"
                    + "".join(f"<li>{_e(t['message'])}</li>" for t in met) + "</ul></details>")
@@ -187,6 +195,17 @@ def _details(row: Mapping[str, Any]) -> str:
             f'<ul class="keys failures">{keys or "<li>no graded trials</li>"}</ul></details>')
 
 
+def _decided(block: Mapping[str, Any] | None) -> str:
+    """An adaptive cell's decision as a tag: pass / fail / inconclusive after how many of its max trials."""
+    if not block:
+        return ""
+    if block["used"] is None:
+        return '<span class="tag bad">undecided</span>'
+    bad = "" if block["decision"] == "pass" else " bad"
+    return (f'<span class="tag{bad}" title="adaptive trials: decide {block["decide"]:.2f}">{_e(block["decision"])} '
+            f'after {block["used"]}/{block["max"]}</span>')
+
+
 def _cells(report: Report, previous: Report | None) -> str:
     base = report.get("baseline")
     against = {r["case"]: r["pass_rate"] for r in report["rows"] if base and r["arm"] == base["against"]}
@@ -205,6 +224,7 @@ def _cells(report: Report, previous: Report | None) -> str:
                         if n and o not in ("pass", "fail"))
         if row["n"] < row["expected"]:
             tags += f'<span class="tag bad">{row["n"]}/{row["expected"]} graded</span>'
+        tags += _decided(row.get("adaptive"))
         cells = [f"<td>{_e(row['case'])}{tags}</td>", f"<td>{_e(row['arm'])}</td>",
                  _rate(row["passed"], row["n"], row["pass_rate"]), _ci(row, "pass_rate"),
                  *(f'<td class="num">{_num(row.get(m))}</td>' for m, _ in estimators),

@@ -67,6 +67,32 @@ def _trigger_cases(suite: ET.Element, spec: str, section: Mapping[str, Any] | No
             out.text = f"{expect}: fired in {q['triggers']}/{q['runs']} runs{_tci(q)}"
 
 
+def _adaptive_case(case: ET.Element, report: Mapping[str, Any], row: Mapping[str, Any],
+                   counts: dict[str, int]) -> None:
+    """An adaptive cell (trials: {min, max, decide}) is what its sequence decided: pass, a failure below `decide`,
+    or inconclusive — a failure of its own type under `inconclusive: fail`, skipped (with why) under `warn`."""
+    block = row["adaptive"]
+    rate = f" ({_rate(row)})" if _rate(row) else ""
+    said = f"{row['passed']}/{row['n']} trials passed{rate}"
+    decide = f"{block['decide']:.2f}"
+    if block["decision"] == "pass":
+        ET.SubElement(case, "system-out").text = (f"{said}; surely above {decide}, decided after {block['used']} of "
+                                                  f"{block['max']} trials")
+    elif block["decision"] == "inconclusive" and (report["spec"].get("adaptive") or {}).get("inconclusive") == "warn":
+        counts["skipped"] += 1
+        ET.SubElement(case, "skipped", message=f"inconclusive after {block['max']} trials: {said}; it may be either "
+                                               f"side of {decide}")
+    else:
+        counts["failures"] += 1
+        kind, what = {"fail": ("EvalFailure", f"surely below {decide}, decided after {block['used']} of "
+                                              f"{block['max']} trials"),
+                      "inconclusive": ("Inconclusive", f"inconclusive after {block['max']} trials: it may be either "
+                                                       f"side of {decide}")}.get(
+            block["decision"], ("EvalFailure", "undecided: trials are missing"))
+        failure = ET.SubElement(case, "failure", type=kind, message=f"{said}; {what}")
+        failure.text = _failure_text(row)
+
+
 def junit_xml(reports: Sequence[Mapping[str, Any]]) -> str:
     """A <testsuites> document: one <testsuite> per spec, one <testcase> per case × arm.
 
@@ -89,6 +115,8 @@ def junit_xml(reports: Sequence[Mapping[str, Any]]) -> str:
             if row["n"] == 0:
                 counts["skipped"] += 1
                 ET.SubElement(case, "skipped", message="no graded trials")
+            elif row.get("adaptive") and report["arms"][row["arm"]]["skill"]:
+                _adaptive_case(case, report, row, counts)
             elif not report["arms"][row["arm"]]["skill"]:
                 # A baseline is expected to fail: it is measured, not gated, so never a CI failure.
                 out = ET.SubElement(case, "system-out")
@@ -112,6 +140,8 @@ def junit_xml(reports: Sequence[Mapping[str, Any]]) -> str:
             failure = ET.SubElement(case, "failure", type="VerdictFailure",
                                     message=reasons[0] if reasons else f"{spec} failed")
             failure.text = "\n".join(reasons)
+        if verdict.get("warnings"):
+            ET.SubElement(case, "system-out").text = "\n".join(f"warning: {w}" for w in verdict["warnings"])
         for name, value in counts.items():
             suite.set(name, str(value))
             totals[name] += value
