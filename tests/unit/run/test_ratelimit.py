@@ -46,9 +46,9 @@ def test_each_provider_and_model_has_its_own_cap() -> None:
     limiter = LocalLimiter(max_connections=1)
     with limiter.slot("anthropic", "a"), limiter.slot("anthropic", "b"), limiter.slot("openai", "a"):
         pass  # three different keys: none waits for another
-    with limiter.slot("anthropic", "a"), pytest.raises(NoSlot):
-        with limiter.slot("anthropic", "a", deadline=time.monotonic() + 0.05):
-            pass
+    with (limiter.slot("anthropic", "a"), pytest.raises(NoSlot),
+          limiter.slot("anthropic", "a", deadline=time.monotonic() + 0.05)):
+        pass
 
 
 def test_push_back_shrinks_the_cap_once_per_window_and_a_clean_window_grows_it() -> None:
