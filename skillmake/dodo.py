@@ -12,11 +12,19 @@ import sys  # noqa: E402
 
 from skillmake.core import console  # noqa: E402
 from skillmake.engine.config import doit_config  # noqa: E402
-from skillmake.engine.creators import task_grade, task_report, task_thresholds, task_trial, task_trigger, task_validate  # noqa: E402
+from skillmake.engine.creators import (  # noqa: E402
+    task_batch,
+    task_grade,
+    task_report,
+    task_thresholds,
+    task_trial,
+    task_trigger,
+    task_validate,
+)
 from skillmake.engine.tasks import current_root  # noqa: E402
 from skillmake.run import process  # noqa: E402
 
-__all__ = ["DOIT_CONFIG", "task_grade", "task_report", "task_thresholds", "task_trial", "task_trigger",
+__all__ = ["DOIT_CONFIG", "task_batch", "task_grade", "task_report", "task_thresholds", "task_trial", "task_trigger",
            "task_validate"]
 
 DOIT_CONFIG = doit_config(current_root())

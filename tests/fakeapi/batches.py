@@ -68,6 +68,8 @@ class Batches:
     def serve(self, handler: Handler, request: Recorded) -> bool:
         """Answer `request` if it is a batch endpoint; False leaves it to the handler."""
         path, method = request.path, request.method
+        if self.api.pending(path):  # a reply queued for this path (api.enqueue(Reply.error(401, …), endpoint=…))
+            return False
         parts = path.strip("/").split("/")
         if path == "/v1/messages/batches" and method == "POST":
             handler._json(200, self._anthropic_create(request))

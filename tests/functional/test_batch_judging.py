@@ -184,3 +184,26 @@ def test_the_cost_line_shows_what_caching_saved_an_api_agent(tmp_path: Path) -> 
         assert done.code == 0, done.out + done.err
         assert api.count("/v1/messages") == 1 and api.batches.created == []
     assert spent(done.out) == (0.0303, 0.27)
+
+
+def test_a_batch_the_provider_refuses_fails_the_run_in_one_message_and_grades_nothing(tmp_path: Path) -> None:
+    project = new_project(tmp_path / "p", 2, extra=", batch: true")
+    with FakeAPI() as api:
+        api.default = VERDICT
+        api.enqueue(Reply.error(401, "invalid x-api-key"), endpoint="/v1/messages/batches")
+        done = project.run(env={**api.anthropic_env(), **BATCH_ENV})
+        assert api.count("/v1/messages") == 0 and api.batches.created == []
+    assert done.code == 1 and "Traceback" not in done.out + done.err
+    assert "Anthropic batch API answered HTTP 401: invalid x-api-key; check ANTHROPIC_API_KEY" in done.out + done.err
+    assert grades(project) == []
+
+
+def test_plain_doit_runs_the_batch_task_too(tmp_path: Path) -> None:
+    project = new_project(tmp_path / "p", 2, extra=", batch: true")
+    project.write("dodo.py", "from skillmake.dodo import *  # noqa: F403\n")
+    with FakeAPI() as api:
+        api.default = VERDICT
+        done = project.run(cmd=[sys.executable, "-m", "doit"], env={**api.anthropic_env(), **BATCH_ENV})
+        assert done.code == 0, done.out + done.err
+        assert len(api.batches.created) == 1 and api.count("/v1/messages") == 0
+    assert [r["outcome"] for r in grades(project)] == ["pass", "pass"]

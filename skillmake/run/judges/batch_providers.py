@@ -137,6 +137,14 @@ def _openai_results(endpoint: Endpoint, batch_id: str) -> dict[str, Result]:
     return out
 
 
+def _said(err: Any) -> str:
+    """What the API said, from its error body (both providers nest it as {"error": {"message": …}})."""
+    body = getattr(err, "body", None)
+    inner = body.get("error") if isinstance(body, dict) else None
+    message = inner.get("message") if isinstance(inner, dict) else None
+    return str(message) if message else str(err.message)
+
+
 def _content_of(file_id: str) -> Callable[[Any, float], str]:
     return lambda client, timeout: str(client.files.content(file_id, timeout=timeout).text)
 
@@ -169,7 +177,7 @@ def _call(endpoint: Endpoint, do: Callable[[Any, float], T]) -> T:
         try:
             return do(client, timeout)
         except module.APIStatusError as err:
-            text = f"{name} batch API answered HTTP {err.status_code}: {brief(err.message, secrets)}"
+            text = f"{name} batch API answered HTTP {err.status_code}: {brief(_said(err), secrets)}"
             if err.status_code in _RETRY_STATUS:
                 raise TransientError(text, retry_after=anthropic_provider.retry_after(err.response.headers)) from err
             raise JudgeCallError(text) from err
