@@ -27,6 +27,13 @@ def row_block(adaptive: Adaptive, grades: Sequence[Record]) -> tuple[dict[str, A
             "saved": adaptive.most - stop.used if stop.used is not None else 0}, stop.needed
 
 
+def label(block: Mapping[str, Any]) -> str:
+    """An adaptive cell's decision in words: "pass after 9/20", "inconclusive after 20/20", "undecided"."""
+    if block["used"] is None:
+        return "undecided"
+    return f"{block['decision']} after {block['used']}/{block['max']}"
+
+
 def gates(spec: Spec, rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """One gate per case under each arm that uses the skill: passed when the sequence decided it above `decide`
     (or left it inconclusive under `inconclusive: warn`)."""

@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from skillmake.results.adaptive import label
 from skillmake.view import artifacts, data, transcript
 from skillmake.view.feedback import Feedback
 from skillmake.view.feedback import run_id as feedback_id
@@ -215,8 +216,13 @@ def render(source: data.Source, d: CaseData, *, served: bool, token: str | None 
                     + (rate(rows[a]["passed"], rows[a]["n"], rows[a]["pass_rate"], rows[a].get("pass_rate_ci"))
                        if a in rows else "")
                     + "</div>" for a in arms)
-    cards = "".join(_card(source, links, d, arm, k, staged, served, token)
-                    for k in range(int(spec["trials"])) for arm in arms)
+    # Adaptive trials: an arm's cards stop where its sequence decided; the trials after were never needed.
+    limit = {a: int(rows[a]["expected"]) if a in rows and rows[a].get("adaptive") else int(spec["trials"])
+             for a in arms}
+    cards = "".join(_card(source, links, d, arm, k, staged, served, token) if k < limit[arm] else
+                    f'<article class="card" data-arm="{e(arm)}"><h3>{e(arm)} · trial {k}</h3><p class="mute">not '
+                    f'needed: {e(label(rows[arm]["adaptive"]))}</p></article>'
+                    for k in range(max(limit.values(), default=0)) for arm in arms)
     tags = "".join(f'<span class="tag">{e(t)}</span>' for t in d.tags)
     body = (crumbs(links, [(d.name, "../index.html"), (d.case, None)])
             + f'<div class="navrow">{"".join(nav)}</div>'

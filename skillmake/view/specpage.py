@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from skillmake.core.stats import delta as minus
+from skillmake.results.adaptive import label as decision_label
+from skillmake.results.adaptive import saved_line
 from skillmake.results.report import paired_text
 from skillmake.view import data
 from skillmake.view.feedback import Feedback
@@ -48,14 +50,28 @@ class SpecData:
     run_ids: Mapping[str, tuple[str, str, int]] = field(default_factory=dict)  # feedback run id → cell
 
 
+def decided(block: Mapping[str, Any] | None) -> str:
+    """An adaptive cell's decision, as a tag after its rate."""
+    if not block:
+        return ""
+    return f' <span class="tag{"" if block["decision"] == "pass" else " bad"}">{e(decision_label(block))}</span>'
+
+
 def _verdict(report: Report) -> str:
     verdict = report["verdict"]
     counts = report["counts"]
     state = "pass" if verdict["passed"] else "fail"
     out = [f'<section class="verdict {state}"><strong>{"passed" if verdict["passed"] else "FAILED"}</strong> '
            f'<span class="mute">{counts["graded"]}/{counts["expected"]} trials graded</span>']
+    if verdict.get("inconclusive"):
+        out.insert(1, f' <span class="tag">{verdict["inconclusive"]} inconclusive</span>')
+    saved = saved_line(report)
+    if saved:
+        out.append(f'<p class="mute">{e(saved)}</p>')
     if verdict.get("reasons"):
         out.append("<ul>" + "".join(f"<li>{e(r)}</li>" for r in verdict["reasons"]) + "</ul>")
+    if verdict.get("warnings"):
+        out.append("<ul>" + "".join(f"<li>warning: {e(w)}</li>" for w in verdict["warnings"]) + "</ul>")
     met = [t for t in report.get("thresholds", ()) if t.get("passed")]
     if met:
         out.append(f"<details><summary>{len(met)} threshold(s) met</summary><ul>"
@@ -113,11 +129,16 @@ def _grid(links: Links, d: SpecData) -> str:
         for arm in arms:
             row = rows_by.get((case, arm))
             seen = list(d.outcomes.get((case, arm), ()))
-            if any(o != "pass" for o in seen) or (row is not None and row["n"] < row["expected"]):
+            block = row.get("adaptive") if row else None
+            if block and row:  # adaptive trials: the trials after the deciding look were never run, nor needed
+                seen = seen[:int(row["expected"])]
+            if (block["decision"] != "pass" if block else any(o != "pass" for o in seen)) or (
+                    row is not None and row["n"] < row["expected"]):
                 failed.append(arm)
             marks = "".join(outcome(o, href=f"{href}#t-{arm}-{k}", title=f"{arm} trial {k}: {o}")
                             for k, o in enumerate(seen))
             shown = rate(row["passed"], row["n"], row["pass_rate"], row.get("pass_rate_ci")) if row else "—"
+            shown += decided(block)
             cells.append(f'<td data-arm="{e(arm)}" class="cell">{shown}<br>{marks}</td>')
         required = '<span class="tag">required</span>' if rows_by.get((case, arms[0]), {}).get("required") else ""
         tag_html = "".join(f'<span class="tag">{e(t)}</span>' for t in tags)

@@ -96,6 +96,18 @@ def test_each_cell_stops_at_its_first_decision(built: Path) -> None:
         [f"trial-{k}" for k in range(9)]
 
 
+def test_the_viewer_shows_each_decision(project: Project) -> None:
+    """The viewer's pages: each cell's decision, the verdict's inconclusive count, and no card for a trial not run."""
+    assert project.run("report").agent_calls == 0  # writes the viewer's static pages
+    site = project.root / ".skillmake/site/specs/a"
+    spec_page = (site / "index.html").read_text()
+    assert '<span class="tag">pass after 9/12</span>' in spec_page
+    assert '<span class="tag bad">inconclusive after 12/12</span>' in spec_page
+    assert "1 inconclusive" in spec_page and "adaptive: stopped at 30 of 36 trials" in spec_page
+    case_page = (site / "cases/good.html").read_text()
+    assert "with_skill · trial 8 " in case_page and "with_skill · trial 9 " not in case_page
+
+
 def test_a_rerun_and_an_unrelated_edit_cost_nothing(project: Project) -> None:
     again = project.run()
     assert again.agent_calls == 0
