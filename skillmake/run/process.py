@@ -1,17 +1,19 @@
 """Running a trial's processes so that none outlives its trial: each under a supervisor, all stopped on interrupt.
 
-Every process a trial starts (agent, setup/cleanup command, python check, CLI judge) runs under
-`skillmake/supervisor.py`, which kills every descendant when the command ends, on a timeout, and when the run
-is interrupted or dies (see that module). The live supervisors are registered (interrupts.LIVE) so an
-interrupted run stops them all at once and exits without waiting for trials (the handlers are interrupts.py's).
-What escapes a supervisor (a command that kills or stops it) is found by the run's own process, a subreaper,
-and ended (reaper.py): after such a trial, and when the run exits.
+Every process a trial starts (agent, setup/cleanup command, python check, CLI judge) runs under a supervisor
+(supervisor.py), which kills every descendant when the command ends, on a timeout, and when the run is interrupted
+or dies. A supervisor is started once and serves one command after another (supervisors.py); its command's
+output comes straight to this process through pipes it hands over. The busy supervisors are registered
+(interrupts.LIVE) so an interrupted run stops them all at once and exits without waiting for trials (the handlers
+are interrupts.py's). What escapes a supervisor (a command that kills or stops it) is found by the run's own
+process, a subreaper, and ended (reaper.py): after such a trial, and when the run exits.
 """
 
 from __future__ import annotations
 
 import atexit
 import os
+import select
 import signal
 import subprocess
 import sys
@@ -23,19 +25,15 @@ from pathlib import Path
 from types import FrameType
 
 from skillmake.core import interrupts
-from skillmake.run import reaper, supervisor
+from skillmake.run import reaper, supervisor, supervisors
 
-RUN_PID_ENV = "SKILLMAKE_RUN_PID"  # the run's main process: supervisors end their command when it dies
-STOP_GRACE_S = 5.0  # how long a supervisor may take to kill its command's processes before it is SIGKILLed
+RUN_PID_ENV = supervisors.RUN_PID_ENV  # the run's main process: supervisors end their command when it dies
+STOP_GRACE_S = supervisors.STOP_GRACE_S  # how long a supervisor may take to kill its command's processes
 INTERRUPTED_MESSAGE = interrupts.MESSAGE
 WAIT_SLICE_S = 0.1  # how often a thread waiting on a command looks for a signal another thread received
-# `python -I -S` skips site and the environment (PYTHONPATH must not reach the supervisor); importing the module
-# from its folder, rather than running it as a script, uses its cached bytecode. Appended, so stdlib names win.
-_BOOT = (f"import sys; sys.path.append({str(Path(supervisor.__file__).resolve().parent)!r}); "
-         "import supervisor; sys.exit(supervisor.main(sys.argv))")
 _SUPERVISED = os.name == "posix" and bool(sys.executable)
 
-_LIVE = interrupts.LIVE  # pid → the supervisor's Popen; dict ops are atomic under the GIL
+_LIVE = interrupts.LIVE  # pid → the busy supervisor; dict ops are atomic under the GIL
 _RUN: dict[str, bool] = {}  # "prepared" once prepare_run has run in this process
 
 
@@ -68,41 +66,204 @@ def run(argv: Sequence[str] | str, *, cwd: str, env: dict[str, str], timeout: fl
     if not _SUPERVISED:
         return _run_plain(command, cwd=cwd, env=env, timeout=timeout, stdin=stdin)
     started = time.monotonic()
-    status_r, status_w = os.pipe()
+    ours: list[int] = []  # this end of the command's stdin, stdout and stderr
     try:
-        with reaper.SPAWNING:  # a sweep never sees this supervisor unregistered (reaper.py)
-            proc = subprocess.Popen(
-                [sys.executable, "-I", "-S", "-c", _BOOT, str(status_w), str(os.getpid()), _run_pid(), "--",
-                 *command],
-                cwd=cwd, env=env, pass_fds=(status_w,),
-                # Its own session: a SIGKILL to the run's process group must leave the supervisor alive to clean
-                # up, and what the command starts is told apart from the run's own processes (reaper.py).
-                start_new_session=True,
-                stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
-                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-            _LIVE[proc.pid] = proc
+        sup, ours = _hand_over(command, cwd=cwd, env=env, stdin=stdin)
     except OSError as exc:
-        os.close(status_r)
         return Completed(returncode=None, stdout=b"", stderr=b"", timed_out=False, duration_ms=0.0,
                          error=f"cannot start {command[0]!r}: {exc.strerror or exc}")
-    finally:
-        os.close(status_w)
+    talk = _Talk(sup, ours, stdin, deadline=started + timeout)
     try:
+        _LIVE[sup.pid] = sup
         if interrupts.interrupted():  # interrupt() ran between the check above and the registration
-            _stop(proc)
-        out, err, timed_out = _communicate(proc, stdin, timeout)
-        status = _read_status(status_r)
+            sup.stop()
+        talk.run()
     except BaseException:
-        _stop(proc)
-        _abandon(proc)
+        sup.stop()
         raise
     finally:
-        _LIVE.pop(proc.pid, None)
-        os.close(status_r)
-        if proc.returncode is None or proc.returncode < 0:  # the supervisor was killed: what it held is loose
-            sweep_orphans()
-    return _completed(status, out, err, timed_out=timed_out, name=command[0], supervisor_code=proc.returncode,
-                      duration_ms=(time.monotonic() - started) * 1000)
+        _LIVE.pop(sup.pid, None)
+        talk.close()
+        if talk.status is None or talk.status[0] == "orphaned":  # it may not serve again; what it held may be loose
+            if not talk.dead:
+                supervisors.discard(sup, STOP_GRACE_S)
+                sweep_orphans()
+        else:
+            supervisors.give_back(sup)
+    return _completed(talk.answer(), talk.output(1), talk.output(2), timed_out=talk.timed_out, name=command[0],
+                      supervisor_code=sup.returncode, duration_ms=(time.monotonic() - started) * 1000)
+
+
+def _hand_over(command: list[str], *, cwd: str, env: dict[str, str],
+               stdin: bytes | None) -> tuple[supervisors.Supervisor, list[int]]:
+    """A supervisor that was asked to run `command`, and this process's ends of its stdin (-1 when none is
+    written), stdout and stderr. A supervisor that died idle is replaced once."""
+    for attempt in (1, 2):
+        theirs: list[int] = []
+        ours: list[int] = []
+        try:
+            if stdin is None:
+                theirs.append(os.open(os.devnull, os.O_RDONLY | os.O_CLOEXEC))
+                ours.append(-1)
+            else:
+                r, w = os.pipe()
+                theirs.append(r)
+                ours.append(w)
+            for _ in (1, 2):
+                r, w = os.pipe()
+                ours.append(r)
+                theirs.append(w)
+            sup = supervisors.lend()
+            try:
+                sup.send(command, cwd=cwd, env=env, fds=theirs)
+            except OSError:
+                supervisors.discard(sup)
+                if attempt == 2:
+                    raise
+                for fd in ours:
+                    if fd >= 0:
+                        os.close(fd)
+                continue
+            return sup, ours
+        except BaseException:
+            for fd in ours:
+                if fd >= 0:
+                    os.close(fd)
+            raise
+        finally:
+            for fd in theirs:
+                os.close(fd)
+    raise AssertionError("unreachable")
+
+
+class _Talk:
+    """One command's exchange with its supervisor: stdin written, stdout and stderr read to their end, the answer
+    line read; a stop sent on a timeout or an interrupt (and again, until answered); the supervisor given up for
+    dead (and what escaped it swept) when it dies or does not answer in time."""
+
+    def __init__(self, sup: supervisors.Supervisor, ours: list[int], stdin: bytes | None, *, deadline: float):
+        self.sup, self.deadline = sup, deadline
+        self.stdin_fd, out, err = ours
+        self.data = memoryview(stdin or b"")
+        self.chunks: dict[int, list[bytes]] = {out: [], err: []}
+        self.fds = {1: out, 2: err}
+        self.line = b""
+        self.status: tuple[str, str, int] | None = None
+        self.dead = False
+        self.timed_out = False
+        self.give_up: float | None = None  # when a stop was sent: the moment to stop waiting for its effect
+        self.poll = select.poll()
+        for fd in (out, err):
+            self.poll.register(fd, select.POLLIN)
+        self.poll.register(sup.sock.fileno(), select.POLLIN)
+        if self.stdin_fd >= 0:
+            os.set_blocking(self.stdin_fd, False)
+            self.poll.register(self.stdin_fd, select.POLLOUT)
+        self.open = {out, err}
+
+    def run(self) -> None:
+        sock = self.sup.sock.fileno()
+        while self.open or not (self.status or self.dead):
+            now = time.monotonic()
+            if self.give_up is None and now >= self.deadline and not (self.status or self.dead):
+                self.timed_out = True
+                self._stop(now)
+            elif self.give_up is not None and now >= self.give_up:
+                if self.status or self.dead:
+                    return  # something outside the supervisor's reach holds a pipe: leave it
+                self._died()  # it does not answer: SIGKILL it, sweep what it held, wait once more
+                self.give_up = now + STOP_GRACE_S
+            limit = self.give_up if self.give_up is not None else self.deadline
+            events = self.poll.poll(max(0.0, min(WAIT_SLICE_S, limit - now)) * 1000)
+            for fd, _ in events:
+                if fd == sock:
+                    self._answer()
+                elif fd == self.stdin_fd:
+                    self._write()
+                else:
+                    self._read(fd)
+            if interrupts.pending() and not (self.status or self.dead):
+                self._stop(now)  # again each slice: a stop signal can cross the end of the previous command
+            if not events:
+                _resume_if_stopped(self.sup.pid)
+
+    def _stop(self, now: float) -> None:
+        self.sup.stop()
+        if self.give_up is None:
+            self.give_up = now + STOP_GRACE_S
+
+    def _read(self, fd: int) -> None:
+        data = os.read(fd, 1 << 16)
+        if data:
+            self.chunks[fd].append(data)
+            return
+        self.poll.unregister(fd)
+        self.open.discard(fd)
+        if self.status and self.open and self.give_up is None:
+            self.give_up = time.monotonic() + STOP_GRACE_S
+
+    def _write(self) -> None:
+        try:
+            n = os.write(self.stdin_fd, self.data[:1 << 16])
+        except BlockingIOError:
+            return
+        except OSError:  # the command closed its stdin (EPIPE): what it did not read is not sent
+            n = len(self.data)
+        self.data = self.data[n:]
+        if not self.data:
+            self.poll.unregister(self.stdin_fd)
+            os.close(self.stdin_fd)
+            self.stdin_fd = -1
+
+    def _answer(self) -> None:
+        try:
+            data = self.sup.sock.recv(256)
+        except OSError:
+            data = b""
+        if not data:
+            self._died()
+            return
+        self.line += data
+        if self.line.endswith(b"\n"):
+            self.status = _parse(self.line)
+            self.poll.unregister(self.sup.sock.fileno())
+            if self.open:  # the command's processes are dead: its pipes reach their end at once
+                self.give_up = time.monotonic() + STOP_GRACE_S
+
+    def _died(self) -> None:
+        """The supervisor died (or is made to): reap it and end what it held (re-parented to this process)."""
+        if self.dead:
+            return
+        self.dead = True
+        try:
+            self.poll.unregister(self.sup.sock.fileno())
+        except KeyError:
+            pass
+        supervisors.discard(self.sup)
+        sweep_orphans()
+        if self.open:  # swept: its pipes reach their end, unless something outside this process's reach holds one
+            self.give_up = min(self.give_up or float("inf"), time.monotonic() + STOP_GRACE_S)
+
+    def answer(self) -> tuple[str, str, int]:
+        return self.status or ("done", "none", 0)
+
+    def output(self, which: int) -> bytes:
+        return b"".join(self.chunks[self.fds[which]])
+
+    def close(self) -> None:
+        for fd in (self.stdin_fd, *self.open):
+            if fd >= 0:
+                os.close(fd)
+        self.stdin_fd = -1
+        self.open.clear()
+
+
+def _parse(line: bytes) -> tuple[str, str, int]:
+    """(cause, how, value) from the supervisor's answer; ("done", "none", 0) when it is not one."""
+    parts = line.decode("ascii", "replace").split()
+    if len(parts) == 3 and parts[2].lstrip("-").isdigit():
+        return parts[0], parts[1], int(parts[2])
+    return "done", "none", 0
 
 
 def _completed(status: tuple[str, str, int], out: bytes, err: bytes, *, timed_out: bool, name: str,
@@ -132,41 +293,6 @@ def _command(argv: Sequence[str] | str, shell: bool) -> list[str]:
     return ["/bin/sh", "-c", *args] if shell else args
 
 
-def _run_pid() -> str:
-    value = os.environ.get(RUN_PID_ENV, "")
-    return value if value.isdigit() else "0"
-
-
-def _communicate(proc: subprocess.Popen[bytes], stdin: bytes | None, timeout: float) -> tuple[bytes, bytes, bool]:
-    """(stdout, stderr, timed out). On a timeout the supervisor is told to stop; its output is read until it has
-    (its command's descendants all dead, the pipes reach EOF), but never longer than STOP_GRACE_S.
-
-    It waits in slices: a signal may have been delivered to another thread than the main one (which then runs
-    the handler only when it next runs Python code), and each slice looks at the wakeup pipe for it."""
-    deadline = time.monotonic() + timeout
-    data = stdin
-    try:
-        while True:
-            try:
-                out, err = proc.communicate(data, timeout=max(0.0, min(WAIT_SLICE_S, deadline - time.monotonic())))
-                return out or b"", err or b"", False
-            except subprocess.TimeoutExpired:
-                data = None  # sent (or being sent) already: communicate() goes on from where it was
-                if time.monotonic() >= deadline:
-                    raise
-                if interrupts.pending():
-                    _stop(proc)
-                _resume_if_stopped(proc.pid)
-    except subprocess.TimeoutExpired:
-        _stop(proc)
-    try:
-        out, err = proc.communicate(timeout=STOP_GRACE_S)
-    except subprocess.TimeoutExpired as exc:  # something outside the supervisor's reach holds a pipe
-        _abandon(proc)
-        return exc.output or b"", exc.stderr or b"", True
-    return out or b"", err or b"", True
-
-
 def _resume_if_stopped(pid: int) -> None:
     """A command may SIGSTOP its own supervisor, which could then neither end it nor report: continue it."""
     try:
@@ -179,42 +305,6 @@ def _resume_if_stopped(pid: int) -> None:
             os.kill(pid, signal.SIGCONT)
         except OSError:
             pass
-
-
-def _stop(proc: subprocess.Popen[bytes]) -> None:
-    """Ask a supervisor to kill its command's processes and exit (a reaped one is skipped; a stopped one is
-    continued, or it would never act on the request)."""
-    if proc.returncode is None:
-        interrupts.stop(proc.pid)
-
-
-def _abandon(proc: subprocess.Popen[bytes]) -> None:
-    """Wait a little for a stopped supervisor, SIGKILL it (and its session) if it hangs, close its pipes."""
-    try:
-        proc.wait(timeout=STOP_GRACE_S)
-    except subprocess.TimeoutExpired:
-        for kill in (os.killpg, os.kill):
-            try:
-                kill(proc.pid, signal.SIGKILL)
-            except OSError:
-                pass
-        proc.wait()
-    for pipe in (proc.stdin, proc.stdout, proc.stderr):
-        if pipe is not None:
-            pipe.close()
-
-
-def _read_status(fd: int) -> tuple[str, str, int]:
-    """(cause, how, value) from the supervisor's status line; ("done", "none", 0) when it left none."""
-    os.set_blocking(fd, False)  # the supervisor has exited: what it wrote is all there is
-    try:
-        data = os.read(fd, 256)
-    except BlockingIOError:
-        data = b""
-    parts = data.decode("ascii", "replace").split()
-    if len(parts) == 3 and parts[2].lstrip("-").isdigit():
-        return parts[0], parts[1], int(parts[2])
-    return "done", "none", 0
 
 
 def _run_plain(command: list[str], *, cwd: str, env: dict[str, str], timeout: float,
@@ -294,7 +384,7 @@ def sweep_orphans() -> int:
     if not reaper.is_subreaper():
         return 0
     with reaper.SPAWNING:
-        return reaper.sweep(keep=set(_LIVE))
+        return reaper.sweep()
 
 
 def install_interrupt_handlers(*, raise_keyboard_interrupt: bool = False) -> None:
@@ -338,17 +428,24 @@ def _worker_started(_: object) -> None:
     supervisors are stopped by the handler it inherited and it does not linger waiting for work; and make it the
     subreaper of what its own trials leave behind."""
     interrupts.forked()
+    supervisors.forked()
     reaper.become_subreaper()
     prctl = supervisor.prctl()
     if prctl is not None:
         prctl(supervisor.PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
-    run_pid = int(_run_pid())
+    run_pid = int(supervisors.run_pid())
     if run_pid and not supervisor.alive(run_pid):
         os.kill(os.getpid(), signal.SIGTERM)  # the run died before PDEATHSIG was set
     import multiprocessing.util
 
     # A worker leaves through os._exit, after multiprocessing's finalizers (never atexit's functions).
-    multiprocessing.util.Finalize(None, reaper.sweep, exitpriority=100)
+    multiprocessing.util.Finalize(None, _worker_exit, exitpriority=100)
+
+
+def _worker_exit() -> None:
+    """A doit worker leaving: its supervisors end, then whatever its trials left behind."""
+    supervisors.close_all()
+    reaper.sweep()
 
 
 def _at_exit() -> None:
@@ -361,6 +458,7 @@ def _at_exit() -> None:
             _end_workers(STOP_GRACE_S)
         except KeyboardInterrupt:  # a signal now must not leave anything behind either
             _end_workers(0.0)
+    supervisors.close_all()
     if reaper.is_subreaper():
         reaper.sweep()
 

@@ -6,10 +6,10 @@ run's process (and each doit worker, in `-P process`) is a child subreaper (Linu
 privilege needed): an orphan is re-parented to it rather than to init, and `sweep` finds it there.
 
 What is an orphan of a trial, among this process's descendants: a process in another session than this one's
-that is not a live supervisor (nor below one). Trial commands always run in sessions of their own (the
-supervisor's `setsid`), while everything else this process starts (doit's workers, `git`) stays in its
-session. Supervisors being started are covered by SPAWNING: the sweep and process.run's start of a supervisor
-hold it, so no supervisor is ever seen before it is registered.
+that is not a supervisor of this process (nor below one: SUPERVISORS, idle or busy). Trial commands always run
+in sessions of their own (the supervisor's `setsid`), while everything else this process starts (doit's workers,
+`git`) stays in its session. Supervisors being started are covered by SPAWNING: the sweep and the start of a
+supervisor (supervisors.py) hold it, so no supervisor is ever seen before it is registered.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from collections.abc import Collection
 from skillmake.run import supervisor
 
 SPAWNING = threading.Lock()  # held while a supervisor is started and registered, and while sweeping
+SUPERVISORS: set[int] = set()  # pids of this process's supervisors (supervisors.py): never swept
 _state = {"subreaper": False}
 
 
@@ -62,8 +63,8 @@ def _table() -> dict[int, tuple[int, int, bool]] | None:
 
 
 def orphans(keep: Collection[int] = ()) -> tuple[list[int], list[int]]:
-    """(live, dead): this process's descendants in other sessions than its own, except the processes in `keep`
-    (live supervisors) and everything below them; dead ones are zombies waiting to be reaped."""
+    """(live, dead): this process's descendants in other sessions than its own, except its supervisors, the
+    processes in `keep` and everything below them; dead ones are zombies waiting to be reaped."""
     if not sys.platform.startswith("linux"):
         return [], []
     table = _table()
@@ -76,6 +77,7 @@ def orphans(keep: Collection[int] = ()) -> tuple[list[int], list[int]]:
         children.setdefault(ppid, []).append(pid)
     live: list[int] = []
     dead: list[int] = []
+    keep = {*keep, *SUPERVISORS}
     todo = [pid for pid in children.get(me, ()) if pid not in keep]
     while todo:
         pid = todo.pop()

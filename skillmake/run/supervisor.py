@@ -1,30 +1,37 @@
-"""A trial's process supervisor: runs one command and leaves none of its descendants alive when it ends.
+"""A run's process supervisor: runs the trials' commands one at a time and leaves none of a command's
+descendants alive when it ends.
 
-Started by `skillmake.run.process.run` as `python -I -S … STATUS_FD PARENT RUN -- COMMAND…` (this module's main),
-once per process a trial starts. It runs the command in a session of its own and, when the command exits, when it is
-told to stop (SIGTERM/SIGINT/SIGHUP: a timeout or an interrupted run), or when its parent or the run dies, it
-SIGKILLs every descendant and reaps them before it exits. On Linux nothing escapes it: it is a child subreaper,
-so a double-forked or setsid'd daemon is reparented to it rather than to init, and it enumerates descendants
-through /proc. It hears its parent die through PR_SET_PDEATHSIG and the run's main process through a pidfd (in
-`-P process` mode the run can die while the worker that started this process lives on).
+Started by `skillmake.run.process` as `python -I -S … SOCKET_FD PARENT RUN` (this module's main), once per
+worker of a run (not once per command: an interpreter's start-up was most of a trial's cost), it serves requests
+on a Unix socket: each names a command (argv, cwd, environment) and carries its stdin, stdout and stderr as file
+descriptors (SCM_RIGHTS), so its output goes straight to the run. It runs the command in a session of its own and,
+when the command exits, when it is told to stop (SIGTERM/SIGINT/SIGHUP: a timeout or an interrupted run), or when
+its parent or the run dies, it SIGKILLs every descendant and reaps them before it answers. On Linux nothing
+escapes it: it is a child subreaper, so a double-forked or setsid'd daemon is reparented to it rather than to
+init, and it enumerates descendants through /proc. Between commands it has no descendant at all, so the next
+command starts clean. It hears its parent die through the socket's end of file and a pidfd, and the run's main
+process through a pidfd (in `-P process` mode the run can die while the worker that started this process lives
+on); then it ends its command and exits.
 
-One line goes to STATUS_FD at the end: `<cause> <how> <value>` where cause is `done` (the command ended by
+The answer to each request is one line: `<cause> <how> <value>` where cause is `done` (the command ended by
 itself), `stopped` (told to stop) or `orphaned` (parent or run died), how/value `exit N`, `signal N`, or
 `exec ERRNO` when the command could not start.
 
-It runs once per trial, so it starts cheaply: stdlib C modules only, nothing of skillmake, no `signal.py` (that
-imports enum) and no `typing`. Elsewhere than Linux it still runs the command and kills its process group.
+It starts cheaply: stdlib C modules only, nothing of skillmake, no `signal.py` (that imports enum) and no
+`typing`. Elsewhere than Linux it still runs the command and kills its process group.
 """
 
 from __future__ import annotations
 
+import marshal
 import os
 import select
 import sys
 
 TYPE_CHECKING = False
-if TYPE_CHECKING:  # mypy reads signal's stubs; at run time the C module is ~8 ms cheaper to import
+if TYPE_CHECKING:  # mypy reads these stubs; at run time the C modules are ~8 ms cheaper to import
     import signal as sig
+    import socket as _socket
     from collections.abc import Callable
 
     Prctl = Callable[..., int]
@@ -33,11 +40,14 @@ else:
         import _signal as sig
     except ImportError:  # pragma: no cover - an interpreter without the C module
         import signal as sig
+    import _socket
 
 PR_SET_PDEATHSIG = 1
 PR_SET_CHILD_SUBREAPER = 36
 STOP_SIGNALS = (sig.SIGTERM, sig.SIGINT, sig.SIGHUP)
-POLL_S = 0.5  # how often to look for a dead parent/run where the kernel cannot tell us (no prctl, no pidfd)
+POLL_S = 0.5  # how often to look for a dead parent/run where the kernel cannot tell us (no pidfd)
+HEADER = 8  # a request: its length as 8 ASCII hex digits, then marshal.dumps((argv, cwd, env))
+FDS = 3  # stdin, stdout, stderr of the command
 
 
 def prctl() -> Prctl | None:
@@ -56,8 +66,10 @@ def _ignore(signum: int, frame: object) -> None:
     """The wakeup fd carries the signal number; the handler only has to exist so the default action does not."""
 
 
-def _spawn(command: list[str], prctl_: Prctl | None) -> tuple[int, int]:
-    """Fork and exec `command` in a new session; (pid, 0) or (-1, errno) when it could not start."""
+def _spawn(command: list[str], cwd: str, env: dict[str, str], fds: list[int],
+           prctl_: Prctl | None) -> tuple[int, int]:
+    """Fork and exec `command` in a new session with `fds` as its stdin, stdout and stderr; (pid, 0), or
+    (-1, errno) when it could not start."""
     err_r, err_w = os.pipe()  # close-on-exec: EOF means the exec succeeded
     pid = os.fork()
     if pid == 0:  # pragma: no cover - the child; coverage cannot follow it past exec
@@ -65,10 +77,15 @@ def _spawn(command: list[str], prctl_: Prctl | None) -> tuple[int, int]:
             os.close(err_r)
             for signum in (*STOP_SIGNALS, sig.SIGCHLD, sig.SIGPIPE, sig.SIGXFSZ):
                 sig.signal(signum, sig.SIG_DFL)  # Python ignores SIGPIPE/SIGXFSZ; a command expects defaults
+            for target, fd in enumerate(fds):
+                os.dup2(fd, target)  # dup2 leaves the copy inheritable
+            for fd in set(fds) - {0, 1, 2}:
+                os.close(fd)
             os.setsid()
             if prctl_ is not None:  # the command dies with this supervisor, even by SIGKILL
                 prctl_(PR_SET_PDEATHSIG, sig.SIGKILL, 0, 0, 0)
-            _exec(command)
+            os.chdir(cwd)
+            _exec(command, env)
         except OSError as exc:
             os.write(err_w, str(exc.errno or 0).encode())
         finally:
@@ -86,15 +103,15 @@ def _spawn(command: list[str], prctl_: Prctl | None) -> tuple[int, int]:
     return pid, 0
 
 
-def _exec(command: list[str]) -> None:
-    """os.execvp without its `import warnings` (a millisecond per trial): search PATH as execvp(3) does."""
+def _exec(command: list[str], env: dict[str, str]) -> None:
+    """os.execvpe without its `import warnings`: search the command's PATH as execvp(3) does."""
     name = command[0]
     if "/" in name:
-        os.execv(name, command)
+        os.execve(name, command, env)
     error: OSError | None = None
-    for folder in os.environ.get("PATH", os.defpath).split(os.pathsep):
+    for folder in env.get("PATH", os.defpath).split(os.pathsep):
         try:
-            os.execv(os.path.join(folder or ".", name), command)
+            os.execve(os.path.join(folder or ".", name), command, env)
         except (FileNotFoundError, NotADirectoryError) as exc:
             error = error or exc
         except OSError as exc:  # found but not runnable (EACCES …): report that rather than a later miss
@@ -169,14 +186,14 @@ def _kill_all(me: int, command: int, status: list[int]) -> None:
         _reap(command, status, block=True)
 
 
-def _watch_run(run: int) -> int | None:
-    """A pidfd that becomes readable when the run's main process exits; None where pidfds are missing."""
-    if run <= 0 or not hasattr(os, "pidfd_open"):
+def _pidfd(pid: int) -> int | None:
+    """A pidfd that becomes readable when `pid` exits; -1 when it is gone already, None where pidfds are missing."""
+    if pid <= 0 or not hasattr(os, "pidfd_open"):
         return None
     try:
-        return os.pidfd_open(run)
+        return os.pidfd_open(pid)
     except ProcessLookupError:
-        return -1  # already gone
+        return -1
     except OSError:
         return None
 
@@ -192,85 +209,161 @@ def alive(pid: int) -> bool:
     return True
 
 
-def supervise(command: list[str], *, status_fd: int, parent: int, run: int) -> int:
+class _Watch:
+    """What this supervisor listens to: its socket, the wakeup pipe of its signals, and pidfds of its parent and
+    of the run (or, without pidfds, a look now and then)."""
+
+    def __init__(self, sock: _socket.socket, *, parent: int, run: int) -> None:
+        self.sock, self.parent, self.run = sock, parent, run
+        self.wake_r, wake_w = os.pipe()
+        os.set_blocking(self.wake_r, False)
+        os.set_blocking(wake_w, False)
+        sig.set_wakeup_fd(wake_w)
+        for signum in (*STOP_SIGNALS, sig.SIGCHLD):
+            sig.signal(signum, _ignore)
+        self.deaths = [fd for fd in (_pidfd(parent), _pidfd(run) if run > 0 else None) if fd is not None]
+        self.gone = -1 in self.deaths or os.getppid() != parent  # before the watches were set
+        self.deaths = [fd for fd in self.deaths if fd >= 0]
+        self.fds = [sock.fileno(), self.wake_r, *self.deaths]
+        # Without pidfds, a dead parent or run is found by looking now and then.
+        self.poll = None if len(self.deaths) == 1 + (run > 0) else POLL_S
+
+    def wait(self) -> tuple[bool, bool, bool]:
+        """Block until something happens: (the socket is readable, a stop signal came, the parent or run died)."""
+        ready, _, _ = select.select(self.fds, [], [], self.poll)
+        stop = self.wake_r in ready and any(b in STOP_SIGNALS for b in self.drain())
+        died = any(fd in ready for fd in self.deaths) or (stop and os.getppid() != self.parent)
+        if self.poll is not None and not died:
+            died = os.getppid() != self.parent or (self.run > 0 and not alive(self.run))
+        return self.sock.fileno() in ready, stop, died
+
+    def drain(self) -> bytes:
+        data = b""
+        while True:
+            try:
+                chunk = os.read(self.wake_r, 256)
+            except BlockingIOError:
+                return data
+            if not chunk:
+                return data
+            data += chunk
+
+
+def _request(sock: _socket.socket) -> tuple[list[str], str, dict[str, str], list[int]] | None:
+    """The next request (argv, cwd, env, fds); None at end of file (the parent is gone) or on garbage."""
+    fds: list[int] = []
+    try:
+        head, anc, _, _ = sock.recvmsg(HEADER, _socket.CMSG_LEN(FDS * 4))
+        for level, kind, data in anc:
+            if level == _socket.SOL_SOCKET and kind == _socket.SCM_RIGHTS:
+                fds += [int.from_bytes(data[i:i + 4], sys.byteorder) for i in range(0, len(data) - 3, 4)]
+        while 0 < len(head) < HEADER:
+            chunk = sock.recv(HEADER - len(head))
+            if not chunk:
+                break
+            head += chunk
+        size = int(head, 16) if len(head) == HEADER else -1
+        body = b""
+        while size >= 0 and len(body) < size:
+            chunk = sock.recv(min(size - len(body), 1 << 20))
+            if not chunk:
+                break
+            body += chunk
+        if size < 0 or len(body) < size or len(fds) != FDS:
+            raise ValueError("a short or malformed request")
+        argv, cwd, env = marshal.loads(body)
+        return list(argv), str(cwd), dict(env), fds
+    except (OSError, ValueError, EOFError, TypeError):
+        for fd in fds:
+            os.close(fd)
+        return None
+
+
+def serve(sock: _socket.socket, *, parent: int, run: int) -> int:
+    """Answer requests until the parent closes the socket or it or the run dies."""
     me = os.getpid()
-    wake_r, wake_w = os.pipe()
-    os.set_blocking(wake_r, False)
-    os.set_blocking(wake_w, False)
-    sig.set_wakeup_fd(wake_w)
-    for signum in (*STOP_SIGNALS, sig.SIGCHLD):
-        sig.signal(signum, _ignore)
+    watch = _Watch(sock, parent=parent, run=run)
     prctl_ = prctl()
     if prctl_ is not None:
         prctl_(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
-        prctl_(PR_SET_PDEATHSIG, sig.SIGTERM, 0, 0, 0)
-    run_fd = _watch_run(run)
-    cause = "done"
-    # The parent or the run may have died before the watches were set: check once, after them.
-    if os.getppid() != parent or run_fd == -1:
-        cause = "orphaned"
-    if cause == "done" and any(b in STOP_SIGNALS for b in _drain(wake_r)):
-        cause = "stopped"
-    if cause != "done":
-        _report(status_fd, f"{cause} signal {sig.SIGKILL}")
-        return 128 + sig.SIGKILL
-    command_pid, errno = _spawn(command, prctl_)
+    while not watch.gone:
+        readable, _, died = watch.wait()
+        if died:
+            return 0
+        if not readable:
+            continue  # a stop signal between commands is for a command that has ended already
+        request = _request(sock)
+        if request is None:
+            return 0
+        argv, cwd, env, fds = request
+        watch.drain()  # stop signals until now were meant for an earlier command
+        try:
+            line, orphaned = _one(watch, me, argv, cwd, env, fds, prctl_)
+        finally:
+            for fd in fds:
+                os.close(fd)
+        try:
+            sock.sendall(line.encode() + b"\n")
+        except OSError:
+            return 0  # the parent is gone; nobody is left to tell
+        if orphaned:
+            return 0
+    return 0
+
+
+def _one(watch: _Watch, me: int, argv: list[str], cwd: str, env: dict[str, str], fds: list[int],
+         prctl_: Prctl | None) -> tuple[str, bool]:
+    """Run one command to its end; (the answer line, whether the parent or run died meanwhile)."""
+    command_pid, errno = _spawn(argv, cwd, env, fds, prctl_)
     if command_pid < 0:
-        _report(status_fd, f"done exec {errno}")
-        return 127
+        return f"done exec {errno}", False
+    for fd in fds:  # the command holds them now: its end of file must not wait for this process
+        os.close(fd)
+    fds.clear()
     status: list[int] = []
-    watched = [wake_r] + ([run_fd] if run_fd is not None and run_fd >= 0 else [])
-    # Without PDEATHSIG or a pidfd, a dead parent or run is found by looking now and then.
-    poll = POLL_S if prctl_ is None or (run > 0 and len(watched) == 1) else None
-    while not status:
+    cause = "done"
+    while True:
         _reap(command_pid, status, block=False)
         if status:
             break
-        ready, _, _ = select.select(watched, [], [], poll)
-        if wake_r in ready and any(b in STOP_SIGNALS for b in _drain(wake_r)):
-            cause = "orphaned" if os.getppid() != parent else "stopped"
-        if run_fd is not None and run_fd in ready:
+        readable, stop, died = watch.wait()
+        if readable:  # a byte on the socket while a command runs asks to stop it; end of file: the parent is gone
+            data = _peek(watch.sock)
+            died = died or data == b""
+            readable = bool(data)
+        if died:
             cause = "orphaned"
-        if poll is not None and (os.getppid() != parent or (run > 0 and not alive(run))):
-            cause = "orphaned"
-        if cause != "done":
+            break
+        if stop or readable:
+            cause = "stopped"
             break
     _kill_all(me, command_pid, status)
-    code = status[0] if status else sig.SIGKILL  # a wait status: killed by SIGKILL
-    if os.WIFSIGNALED(code):
-        _report(status_fd, f"{cause} signal {os.WTERMSIG(code)}")
-        return 128 + os.WTERMSIG(code)
+    if not status or os.WIFSIGNALED(status[0]):  # no status (cannot be, as its parent): killed by SIGKILL
+        signum = os.WTERMSIG(status[0]) if status else sig.SIGKILL
+        return f"{cause} signal {signum}", cause == "orphaned"
+    code = status[0]
     value = os.WEXITSTATUS(code) if os.WIFEXITED(code) else 1
-    _report(status_fd, f"{cause} exit {value}")
-    return value
+    return f"{cause} exit {value}", cause == "orphaned"
 
 
-def _drain(fd: int) -> bytes:
-    data = b""
-    while True:
-        try:
-            chunk = os.read(fd, 256)
-        except BlockingIOError:
-            return data
-        if not chunk:
-            return data
-        data += chunk
-
-
-def _report(fd: int, line: str) -> None:
+def _peek(sock: _socket.socket) -> bytes | None:
+    """What a readable socket holds (consumed): data, b"" at end of file, None when nothing after all."""
     try:
-        os.write(fd, line.encode() + b"\n")
+        return sock.recv(64, _socket.MSG_DONTWAIT)
+    except BlockingIOError:
+        return None
     except OSError:
-        pass  # the parent is gone; nobody is left to tell
+        return b""
 
 
 def main(argv: list[str]) -> int:
-    if len(argv) < 6 or argv[4] != "--":
-        os.write(2, b"usage: supervisor.py STATUS_FD PARENT_PID RUN_PID -- COMMAND...\n")
+    if len(argv) != 4:
+        os.write(2, b"usage: supervisor.py SOCKET_FD PARENT_PID RUN_PID\n")
         return 2
-    status_fd = int(argv[1])
-    os.set_inheritable(status_fd, False)  # the command must not hold the status pipe
-    return supervise(argv[5:], status_fd=status_fd, parent=int(argv[2]), run=int(argv[3]))
+    fd = int(argv[1])
+    os.set_inheritable(fd, False)  # a command must not hold the socket
+    sock = _socket.socket(fileno=fd)
+    return serve(sock, parent=int(argv[2]), run=int(argv[3]))
 
 
 if __name__ == "__main__":
