@@ -86,8 +86,14 @@ def _extension(report: Mapping[str, Any], arm: str) -> dict[str, Any] | None:
     block = (report.get("arms") or {}).get(arm)
     if block is None:
         return None
-    return {"n": block["n"], "passed": block["passed"], "pass_rate": block["pass_rate"],
-            "pass_rate_ci": block.get("pass_rate_ci")}
+    out = {"n": block["n"], "passed": block["passed"], "pass_rate": block["pass_rate"],
+           "pass_rate_ci": block.get("pass_rate_ci")}
+    decided = [r["adaptive"] for r in report.get("rows", ()) if r["arm"] == arm and r.get("adaptive")]
+    if decided:  # adaptive trials: each case's decision, and what stopping early saved
+        out["adaptive"] = {**{d: sum(1 for b in decided if b["decision"] == d)
+                              for d in ("pass", "fail", "inconclusive", "undecided")},
+                           "trials_saved": sum(int(b["saved"]) for b in decided)}
+    return out
 
 
 def benchmark_json(spec: Spec, trials: Sequence[Record], grades: Sequence[Record], *, timestamp: str,

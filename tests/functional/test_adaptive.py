@@ -96,14 +96,19 @@ def test_each_cell_stops_at_its_first_decision(built: Path) -> None:
         [f"trial-{k}" for k in range(9)]
 
 
-def test_the_viewer_shows_each_decision(project: Project) -> None:
-    """The viewer's pages: each cell's decision, the verdict's inconclusive count, and no card for a trial not run."""
+def test_the_viewer_and_benchmark_json_show_each_decision(project: Project) -> None:
+    """The viewer's pages: each cell's decision, the verdict's inconclusive count, and no card for a trial not run;
+    benchmark.json's configuration: how many cases each decision went to."""
     assert project.run("report").agent_calls == 0  # writes the viewer's static pages
     site = project.root / ".skillmake/site/specs/a"
     spec_page = (site / "index.html").read_text()
     assert '<span class="tag">pass after 9/12</span>' in spec_page
     assert '<span class="tag bad">inconclusive after 12/12</span>' in spec_page
     assert "1 inconclusive" in spec_page and "adaptive: stopped at 30 of 36 trials" in spec_page
+    benchmark = orjson.loads((project.root / ".skillmake/reports/a/benchmark.json").read_bytes())
+    config = benchmark["iterations"][-1]["configurations"][0]
+    assert config["skillmake"]["adaptive"] == {"pass": 1, "fail": 1, "inconclusive": 1, "undecided": 0,
+                                               "trials_saved": 6}
     case_page = (site / "cases/good.html").read_text()
     assert "with_skill · trial 8 " in case_page and "with_skill · trial 9 " not in case_page
 
