@@ -62,6 +62,8 @@ SELECT = (
 
 OVERRIDES = (
     Opt("", "trials", "trials", "value", help="trials per case and arm, for every spec", metavar="N"),
+    Opt("", "adaptive", "adaptive", help="adaptive trials for specs with a fixed count: 3 to 30 per case and arm, "
+        "stopping once each is surely above or below min_pass_rate (else 0.8); also SKILLMAKE_ADAPTIVE=1"),
     Opt("", "timeout", "timeout", "value", help="each trial's timeout", metavar="SECONDS"),
     Opt("", "model", "model", "value", help="the agent's model, for every spec", metavar="M"),
     Opt("", "judge-model", "judge_model", "value", help="the judges' model", metavar="M"),
@@ -144,6 +146,7 @@ class Invocation:
     verbose: int = 0
     format: str = "text"
     baseline: bool = False  # caliper's --baseline: every spec gets the without_skill arm for this run
+    adaptive: bool = False  # --adaptive: specs with a fixed trial count run adaptively (overrides.apply)
     specs: tuple[str, ...] = ()  # --spec NAME: only these specs' cells
     shard: str | None = None  # --shard I/N (engine/shard.py; cli.py sets SKILLMAKE_SHARD)
     clauditor: Mapping[str, Any] = field(default_factory=dict)  # clauditor's flags: harness, transport, …
@@ -215,7 +218,7 @@ def _check_task_word(word: str | None, commands: Mapping[str, Any]) -> None:
 
 
 def _run_fields(values: dict[str, Any]) -> dict[str, Any]:
-    overrides = {o.dest: str(values[o.dest]) for o in OVERRIDES if o.dest in values}
+    overrides = {o.dest: str(values[o.dest]) for o in OVERRIDES if o.dest in values and o.kind != "flag"}
     for name in _POSITIVE_INT:
         text = values.get(name)
         if text is not None and not (str(text).isdigit() and int(str(text)) > 0):
@@ -261,6 +264,7 @@ def _run_fields(values: dict[str, Any]) -> dict[str, Any]:
     return {"shard": shard, "k": values.get("k"), "tags": tuple(tags), "failed": bool(values.get("failed")),
             "resample": bool(values.get("resample")), "overrides": overrides, "jobs": jobs,
             "baseline": bool(values.get("baseline")), "specs": tuple(values.get("specs") or ()),
+            "adaptive": bool(values.get("adaptive")),
             "clauditor": clauditor, "no_api_key": bool(values.get("no_api_key")),
             "caliper_judge": str(judge).strip() if judge is not None else None}
 

@@ -240,6 +240,8 @@ def set_run_options(inv: cmdline.Invocation, *, only: str | None = None) -> None
 
     # Through the environment, so doit's worker processes see them too.
     _set_env(overrides.BASELINE_VAR, "1" if inv.baseline else None)  # caliper's --baseline (overrides.apply)
+    if inv.adaptive:  # --adaptive (overrides.apply); without it, $SKILLMAKE_ADAPTIVE stays as the user set it
+        _set_env(overrides.ADAPTIVE_VAR, "1")
     _set_env(FLAGS_VAR, json.dumps(dict(inv.clauditor)) if inv.clauditor else None)
     _set_env(NO_API_KEY_VAR, "1" if inv.no_api_key else None)
     from skillmake.engine.shard import SHARD_VAR

@@ -19,10 +19,24 @@ from typing import Any
 
 from skillmake.core.errors import SkillmakeError
 from skillmake.spec.config import Config
-from skillmake.spec.model import WITHOUT_SKILL, Arm, JudgeConfig, Spec
+from skillmake.spec.model import WITHOUT_SKILL, Adaptive, Arm, JudgeConfig, Spec
 from skillmake.spec.settings import infer_provider
 
 BASELINE_VAR = "SKILLMAKE_BASELINE"  # caliper's --baseline for this run (the front end sets it; workers inherit it)
+
+
+ADAPTIVE_VAR = "SKILLMAKE_ADAPTIVE"  # --adaptive: specs with a fixed trial count run adaptively (adaptive_of)
+
+
+def adaptive_of(spec: Spec, trials: int, environ: Mapping[str, str] | None = None) -> Adaptive | None:
+    """`--adaptive` for a spec with a fixed count: 3 to max(30, its trials) per case and arm, in batches of 3,
+    decided against its min_pass_rate (0.8 when it sets none, or sets 0 or 1, which no sequence can clear)."""
+    env = os.environ if environ is None else environ
+    if env.get(ADAPTIVE_VAR, "").strip() in ("", "0"):
+        return None
+    rate = spec.thresholds.min_pass_rate
+    most = max(30, trials)
+    return Adaptive(least=3, most=most, decide=rate if rate is not None and 0 < rate < 1 else 0.8, batch=3)
 
 
 def baseline_wanted(environ: Mapping[str, str] | None = None) -> bool:
@@ -238,7 +252,11 @@ def apply(spec: Spec, settings: Mapping[str, Setting], config: Config) -> Spec:
                         batch=spec.judge.batch)
     # A count given for this run (--trials 5) runs that many: it replaces an adaptive spec's {min, max, decide}.
     adaptive = None if settings["trials"].source in (COMMAND_LINE, ENVIRONMENT) else spec.adaptive
-    return replace(spec, trials=settings["trials"].value, adaptive=adaptive, timeout=float(timeout.value), cases=cases,
+    trials = settings["trials"].value
+    if adaptive is None and settings["trials"].source not in (COMMAND_LINE, ENVIRONMENT):
+        adaptive = adaptive_of(spec, trials)
+        trials = adaptive.most if adaptive is not None else trials
+    return replace(spec, trials=trials, adaptive=adaptive, timeout=float(timeout.value), cases=cases,
                    agent=agent_of(spec.agent), arms=_arms(spec, agent_of),
                    judge=judge)
 

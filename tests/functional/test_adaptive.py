@@ -165,3 +165,20 @@ def test_a_trial_count_on_the_command_line_replaces_the_adaptive_plan(project: P
     report = _report(project)
     assert [r["n"] for r in report["rows"]] == [4, 4, 4]
     assert not any("adaptive" in r for r in report["rows"]) and "adaptive" not in report["spec"]
+
+
+def test_the_adaptive_flag_runs_a_fixed_count_spec_adaptively(tmp_path: Path) -> None:
+    spec = ("skill: skills/a\nagent: {kind: command, command: [python3, agent.py]}\ntrials: 2\n"
+            "thresholds: {min_pass_rate: 0.8}\ncases:\n  - id: bad\n    prompt: bad\n"
+            "    checks: [{type: contains, needle: PASS}]\n")
+    project = Project.empty(tmp_path / "flag", {**FILES, "a.eval.yaml": spec})
+    run = project.run("--adaptive")
+    # decided below 0.8 (its min_pass_rate) at the first look: 3 trials, where the flag's plan allows 30
+    assert run.agent_calls == 3, run.out + run.err
+    assert "adaptive: stopped at 3 of 30 trials" in run.out
+    row = _report(project)["rows"][0]
+    assert (row["n"], row["adaptive"]["decision"], row["adaptive"]["max"]) == (3, "fail", 30)
+    fixed = project.run()
+    assert fixed.agent_calls == 0 and "adaptive" not in _report(project)["rows"][0]  # back to its 2 trials
+    again = project.run(env={"SKILLMAKE_ADAPTIVE": "1"})
+    assert again.agent_calls == 0 and _report(project)["rows"][0]["adaptive"]["used"] == 3
