@@ -24,22 +24,23 @@ STATUSES = ("supported", "partial", "refused", "gap", "elsewhere")
 PASSING = ("supported", "partial", "refused")  # statuses whose tests must exist and pass
 
 U, F = "tests/unit/", "tests/functional/"
-CL_U, CL_F = U + "test_adapter_clauditor.py::", F + "test_seed_clauditor.py::"
-SC_U, SC_F = U + "test_adapter_skill_creator.py::", F + "test_seed_skill_creator.py::"
-CA_U, CA_F = U + "test_adapter_caliper.py::", F + "test_seed_caliper.py::"
-EV_U, EV_F = U + "test_adapter_eva.py::", F + "test_seed_eva.py::"
+US = U + "spec/"
+CL_U, CL_F = U + "spec/test_adapters_clauditor.py::", F + "test_seed_clauditor.py::"
+SC_U, SC_F = U + "spec/test_adapters_skill_creator.py::", F + "test_seed_skill_creator.py::"
+CA_U, CA_F = U + "spec/test_adapters_caliper.py::", F + "test_seed_caliper.py::"
+EV_U, EV_F = U + "spec/test_adapters_eva.py::", F + "test_seed_eva.py::"
 INC = F + "test_incremental_seeds.py::"
 TRG = F + "test_triggers.py::"
-CF, HU = F + "test_captured_output.py::", U + "test_hang_heuristic.py::"
+CF, HU = F + "test_captured_output.py::", U + "run/test_agents_hang.py::"
 SR_F = F + "test_skill_creator_results.py::"
-CJ, E2E = U + "test_codex_judge.py::", "tests/e2e/test_judge_codex_cli.py::"
-PK = U + "test_caliper_pass_at_k.py::"
+CJ, E2E = U + "run/test_judges_codex.py::", "tests/e2e/test_judge_codex_cli.py::"
+PK = U + "results/test_caliper_results.py::"
 EH, PR = F + "test_eva_history.py::", F + "test_promote.py::"
-CU, CO, CB = U + "test_caliper_flags.py::", F + "test_caliper_output.py::", F + "test_caliper_baseline.py::"
+CU, CO, CB = U + "commands/test_caliper.py::", F + "test_caliper_output.py::", F + "test_caliper_baseline.py::"
 SN = F + "test_snapshots.py::"
-CC, CFL = F + "test_clauditor_cli.py::", U + "test_clauditor_flags.py::"
+CC, CFL = F + "test_clauditor_cli.py::", U + "commands/test_clauditor.py::"
 DI = "tests/differential/"
-CD = U + "test_caliper_run_defaults.py::"
+CD = U + "spec/test_adapters_caliper_defaults.py::"
 DC, DE = "tests/differential/test_caliper_loader.py::", "tests/differential/test_caliper_end_to_end.py::"
 CLI, AD = F + "test_caliper_cli.py::", F + "test_seed_agent_defaults.py::"
 
@@ -68,10 +69,10 @@ FORMATS: dict[str, tuple[Row, ...]] = {
             "clauditor's; spec and case named after the skill folder; not part of the skill",
             F + "test_clauditor_discovery.py::test_only_the_eval_json_beside_a_skill_md_with_clauditor_keys_is_claimed",
             F + "test_clauditor_discovery.py::test_an_eval_json_seed_runs_named_after_its_skill_and_validates",
-            U + "test_clauditor_edges.py::test_eval_json_at_the_top_of_a_skill_is_not_part_of_the_skill"),
+            U + "spec/test_adapters_clauditor_edges.py::test_eval_json_at_the_top_of_a_skill_is_not_part_of_the_skill"),
         row("clauditor keys (`variance`, `test_args`, …) written in a skillmake spec", "supported", "told what "
             "skillmake writes instead, not a fuzzy 'did you mean'",
-            U + "test_clauditor_edges.py::test_a_clauditor_key_in_a_native_spec_says_what_skillmake_writes"),
+            US + "test_adapters_clauditor_edges.py::test_a_clauditor_key_in_a_native_spec_says_what_skillmake_writes"),
         row("clauditor's exit codes (0 / 1 failed / 2 input error / 3 API error)", "supported", "`skillmake clauditor "
             "…` exits as clauditor: 2 for a bad flag, no such skill, an invalid spec or missing credentials, 3 when a "
             "grade could not be judged (judge_error); plain `skillmake` keeps its own table (README, Exit codes)",
@@ -107,7 +108,7 @@ FORMATS: dict[str, tuple[Row, ...]] = {
             DI + "test_clauditor_loader.py::test_what_clauditor_accepts_but_is_surely_a_mistake_is_a_warning"),
         row("legacy `value` key", "refused", "one error at the key with clauditor's migration hint (`write needle`, "
             "pattern, length, count or format); no 'missing' error",
-            U + "test_clauditor_edges.py::test_legacy_value_is_one_error_with_clauditors_migration_hint",
+            U + "spec/test_adapters_clauditor_edges.py::test_legacy_value_is_one_error_with_clauditors_migration_hint",
             CL_F + "test_a_malformed_clauditor_spec_is_located_in_its_own_lines"),
         row("`sections` / `tiers` / `fields` (`required` default true), `format`", "supported",
             "→ `sections`, clauditor's default written out, a field's format matched with clauditor's own pattern",
@@ -226,7 +227,7 @@ FORMATS: dict[str, tuple[Row, ...]] = {
         row("`skill_name`, `description`", "supported", "the spec is named after the skill folder",
             SC_U + "test_the_seed_documents_example_translates_field_by_field"),
         row("`version` (seen in real files)", "supported", "accepted; no native twin: `validate -v` shows the note",
-            U + "test_translation_notes.py::test_validate_verbose_prints_one_line_per_note_under_the_file"),
+            US + "test_adapters_translation_notes.py::test_validate_verbose_prints_one_line_per_note_under_the_file"),
         row("`evals[].id` (integer)", "supported", "case `eval-<id>`, lossless both ways",
             SC_U + "test_case_ids_are_lossless"),
         row("`eval_id` in result files", "supported", "the integer id (native `cases[].eval_id`) in benchmark.json "
@@ -272,9 +273,9 @@ FORMATS: dict[str, tuple[Row, ...]] = {
             SR_F + "test_benchmark_keeps_one_iteration_per_change_of_results"),
         row("`feedback.json` (reviews per run)", "supported", "written by `skillmake view` in skill-creator's shape, "
             "checked against feedback.schema.json; a broken file is never overwritten",
-            U + "test_view_server.py::test_feedback_is_saved_validated_and_shown_again",
-            U + "test_view_server.py::test_feedback_schema_good_and_bad_examples",
-            U + "test_view_server.py::test_a_broken_feedback_file_is_never_overwritten"),
+            U + "view/test_server.py::test_feedback_is_saved_validated_and_shown_again",
+            U + "view/test_server.py::test_feedback_schema_good_and_bad_examples",
+            U + "view/test_server.py::test_a_broken_feedback_file_is_never_overwritten"),
         row("trigger optimisation result (`best_description`, `iterations[]` train/test scores)", "supported",
             "`skillmake optimize-description SPEC`: skill-creator's loop and fields, best by test score",
             F + "test_optimize_description.py::test_calls_per_iteration_and_a_second_run_costs_nothing",
@@ -371,7 +372,7 @@ FORMATS: dict[str, tuple[Row, ...]] = {
             "tests/functional/test_output.py::test_verbose_lists_up_to_date_tasks_with_the_reason",
             CC + "test_verbose_shows_each_judges_verdict_and_reasoning_under_its_grade"),
         row("`CODEX_CLI_PATH`", "supported", "the codex binary, as caliper reads it (`SKILLMAKE_CODEX` first)",
-            U + "test_agents_cli.py::test_calipers_codex_cli_path_names_codex_after_skillmakes_own_variable"),
+            U + "run/test_agents_cli.py::test_calipers_codex_cli_path_names_codex_after_skillmakes_own_variable"),
         row("pass@k `1 − (1 − c/k)^k`", "supported", "`pass_at_k_caliper` beside the unbiased `pass_at_k` in every "
             "report; a caliper spec shows it first", PK + "test_caliper_formula_matches_its_readme",
             PK + "test_a_caliper_spec_leads_with_calipers_number", PK + "test_a_spec_loaded_from_caliper_says_so"),
@@ -413,11 +414,11 @@ FORMATS: dict[str, tuple[Row, ...]] = {
             "`--judge-model` first, then the case's, then `judge.model`",
             EV_U + "test_each_case_keeps_its_own_judge_model",
             EV_F + "test_each_case_is_judged_by_its_own_judge_model",
-            U + "test_case_judge_model.py::test_a_spec_whose_cases_name_no_judge_model_keeps_its_keys"),
+            U + "run/test_judges_case_model.py::test_a_spec_whose_cases_name_no_judge_model_keeps_its_keys"),
         row("rules: `assert` or `rubric`; `inputs` or `inputs_from`", "supported", "located",
             EV_U + "test_every_translation_error_is_collected_and_located"),
         row("`SCORE=n REASON=` replies", "supported", "",
-            U + "test_judges.py::test_rubric_accepts_evas_plain_text_verdict"),
+            U + "run/test_judges.py::test_rubric_accepts_evas_plain_text_verdict"),
         row("`triggering`", "refused", "→ `trigger_tests`, reported as not run: eva's prompt file is not a skill an "
             "agent installs, and eva's trigger judge is a model's guess, which skillmake does not make",
             EV_U + "test_triggering_queries_become_trigger_tests",
@@ -440,7 +441,7 @@ FORMATS: dict[str, tuple[Row, ...]] = {
 
 
 def short(test: str) -> str:
-    """`tests/unit/test_adapter_eva.py::test_x` → `test_adapter_eva::test_x` (the page stays readable)."""
+    """`tests/unit/spec/test_adapters_eva.py::test_x` → `test_adapter_eva::test_x` (the page stays readable)."""
     path, _, name = test.partition("::")
     return f"{Path(path).stem}::{name}"
 

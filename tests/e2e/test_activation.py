@@ -1,7 +1,7 @@
 """Skill activation as the agents detect it, with the real `claude` and `codex` CLIs driven by the fake API's
 activation rule (FakeAPI.activation): a query that matches loads the skill, one that does not, does not; the
 requests each run makes are counted at the fake. SKILLMAKE_RECORD_STREAMS=1 writes each transcript to
-tests/data/streams/ (the unit tests in tests/unit/test_activation_streams.py read them)."""
+tests/data/streams/ (the unit tests in tests/unit/run/test_agents_activation.py read them)."""
 
 from __future__ import annotations
 

@@ -360,7 +360,7 @@ EXAMPLES = REPO / "tests" / "data" / "schemas"
 @pytest.mark.parametrize("name", ["judge-noise", "rejudge-record"])
 def test_the_schemas_against_their_examples(name: str) -> None:
     """Good examples validate and bad ones fail, with jsonschema and with skillmake's own validator (what writes and
-    reads them). Until tests/unit/test_result_schemas.py lists these names, this is where they are checked."""
+    reads them). Until tests/unit/spec/test_schema_results.py lists these names, this is where they are checked."""
     from skillmake.core.errors import RecordError
     from skillmake.spec.schema import validate_record
 

@@ -1,0 +1,58 @@
+"""Start-up stays light: `skillmake --version` and `--help` import neither the engine nor jsonschema, an SDK or
+YAML, and importing the engine's modules imports neither jsonschema nor an SDK (those load where they are used)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+HEAVY = ("jsonschema", "referencing", "anthropic", "openai", "httpx", "yaml")
+
+
+def imported(*args: str) -> set[str]:
+    """The modules a fresh interpreter imports running `args` (from `-X importtime`, which lists each once)."""
+    run = subprocess.run([sys.executable, "-X", "importtime", *args], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr[-2000:]
+    names = set()
+    for line in run.stderr.splitlines():
+        if line.startswith("import time:") and "|" in line:
+            names.add(line.rsplit("|", 1)[1].strip())
+    assert "skillmake" in names or "-c" in args, run.stderr[-2000:]
+    return names
+
+
+def roots(names: set[str]) -> set[str]:
+    return {name.split(".")[0] for name in names}
+
+
+def test_version_imports_neither_doit_nor_the_engine() -> None:
+    names = imported("-m", "skillmake", "--version")
+    assert not roots(names) & {*HEAVY, "doit"}, sorted(roots(names) & {*HEAVY, "doit"})
+    assert not {n for n in names if n.startswith("skillmake.engine")}
+
+
+@pytest.mark.parametrize("args", [("--help",), ("help",), ("run", "--help")])
+def test_help_imports_doit_but_not_the_engine(args: tuple[str, ...]) -> None:
+    names = imported("-m", "skillmake", *args)
+    assert not roots(names) & set(HEAVY), sorted(roots(names) & set(HEAVY))
+    engine = {"skillmake.engine.tasks", "skillmake.engine.reporter", "skillmake.results.checkout",
+              "skillmake.run.judges", "skillmake.spec.loader", "skillmake.run.project"}
+    assert not names & engine, sorted(names & engine)
+
+
+def test_the_engine_imports_no_jsonschema_and_no_sdk() -> None:
+    names = imported("-c", "import skillmake.engine.tasks, skillmake.engine.reporter, skillmake.results.checkout, "
+                           "skillmake.run.judges.expectations, skillmake.run.judges.resolve, skillmake.run.grade")
+    heavy = roots(names) & {"jsonschema", "referencing", "anthropic", "openai", "httpx"}
+    assert not heavy, sorted(heavy)
+
+
+def test_the_judges_names_still_load_on_use() -> None:
+    from skillmake.run import judges
+
+    assert judges.judge_case.__module__ == "skillmake.run.judges.run"
+    assert judges.JudgeOutcome.__module__ == "skillmake.run.judges.base"
+    with pytest.raises(AttributeError, match="no attribute 'nothing'"):
+        judges.nothing  # noqa: B018

@@ -1,0 +1,174 @@
+"""hermetic.py: where trials run (outside every project tree, nothing of an agent's setup above them), and
+staging.py: a trial gets the content its key names or does not run."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from skillmake.core.canonical import canonical_json, digest_bytes
+from skillmake.run import hermetic
+from skillmake.run.staging import Changed, check_programs, copy_verified, stage_skill
+from skillmake.spec.model import Skill
+
+
+@pytest.fixture(autouse=True)
+def _fresh(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(hermetic, "_chosen", {})
+    monkeypatch.delenv(hermetic.BASE_VAR, raising=False)
+
+
+def _project(tmp_path: Path) -> Path:
+    root = tmp_path / "proj"
+    (root / ".skillmake").mkdir(parents=True)
+    (root / "CLAUDE.md").write_text("project instructions\n")
+    return root
+
+
+def test_trials_run_in_a_private_folder_outside_the_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = _project(tmp_path)
+    base = tmp_path / "tmp"
+    base.mkdir()
+    monkeypatch.setattr(hermetic, "_candidates", lambda: [str(base)])
+    work = hermetic.work_root(root / ".skillmake", root)
+    assert work.parent == base / f"skillmake-{os.getuid()}"
+    assert (work.parent.stat().st_mode & 0o777) == 0o700
+    assert hermetic.problem(work / "k-run" / "workspace") is None
+    other = tmp_path / "other"
+    (other / ".skillmake").mkdir(parents=True)
+    assert hermetic.work_root(other / ".skillmake", other) != work  # one folder per project
+
+
+def test_a_candidate_with_an_agent_setup_above_it_is_passed_over(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    root = _project(tmp_path)
+    dirty = tmp_path / "home"
+    (dirty / "tmp").mkdir(parents=True)
+    (dirty / ".claude").mkdir()  # e.g. TMPDIR=~/tmp with the user's ~/.claude above it
+    (dirty / ".claude" / "settings.json").write_text("{}")
+    clean = tmp_path / "clean"
+    clean.mkdir()
+    monkeypatch.setattr(hermetic, "_candidates", lambda: [str(dirty / "tmp"), str(root / "tmp"), str(clean)])
+    (root / "tmp").mkdir()
+    assert hermetic.work_root(root / ".skillmake", root).parent.parent == clean
+
+
+def test_with_no_clean_candidate_every_trial_is_refused_with_the_fix(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    root = _project(tmp_path)
+    monkeypatch.setenv(hermetic.BASE_VAR, str(root / "inside"))
+    (root / "inside").mkdir()
+    work = hermetic.work_root(root / ".skillmake", root)
+    assert work == Path(os.path.realpath(root)) / ".skillmake" / "work"
+    error = hermetic.problem(work / "k-run" / "workspace")
+    assert error is not None
+    assert "CLAUDE.md" in error.message and hermetic.BASE_VAR in (error.hint or "")
+
+
+def test_a_skillmake_folder_that_is_a_link_or_not_private_is_not_used(tmp_path: Path) -> None:
+    base = tmp_path / "tmp"
+    base.mkdir()
+    target = tmp_path / "elsewhere"
+    target.mkdir()
+    (base / f"skillmake-{os.getuid()}").symlink_to(target)
+    assert hermetic._private(str(base)) is None
+    base2 = tmp_path / "tmp2"
+    (base2 / f"skillmake-{os.getuid()}").mkdir(parents=True, mode=0o777)
+    os.chmod(base2 / f"skillmake-{os.getuid()}", 0o777)
+    folder = hermetic._private(str(base2))
+    assert folder is not None and (folder.stat().st_mode & 0o777) == 0o700
+
+
+def test_visible_markers_looks_at_every_folder_above(tmp_path: Path) -> None:
+    (tmp_path / "a" / "b" / "c").mkdir(parents=True)
+    (tmp_path / "a" / "AGENTS.md").write_text("x")
+    (tmp_path / "a" / "b" / ".git").mkdir()
+    (tmp_path / "a" / "b" / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+    seen = hermetic.visible_markers(tmp_path / "a" / "b" / "c")
+    assert seen[:2] == [str(tmp_path / "a" / "b" / ".git"), str(tmp_path / "a" / "AGENTS.md")]
+
+
+def test_an_empty_marker_folder_is_not_visible(tmp_path: Path) -> None:
+    """The codex CLI makes an empty <tmp>/.codex while it runs (a mount target of its sandbox): other trials
+    started meanwhile must still run there. A marker folder with anything in it still counts."""
+    (tmp_path / "a" / "b").mkdir(parents=True)
+    (tmp_path / ".codex").mkdir()
+    (tmp_path / "a" / ".claude").mkdir()
+    assert hermetic.visible_markers(tmp_path / "a" / "b") == []
+    (tmp_path / "a" / ".claude" / "settings.json").write_text("{}")
+    assert hermetic.visible_markers(tmp_path / "a" / "b") == [str(tmp_path / "a" / ".claude")]
+
+
+# -- staging ---------------------------------------------------------------------------------------------------------
+
+def _digest(data: bytes) -> str:
+    return digest_bytes(data)
+
+
+def test_a_file_with_other_content_than_its_key_is_refused(tmp_path: Path) -> None:
+    src = tmp_path / "SKILL.md"
+    src.write_bytes(b"ITER=BBB\n")
+    with pytest.raises(Changed, match="changed since the run was planned"):
+        copy_verified(str(src), tmp_path / "out" / "SKILL.md", _digest(b"ITER=AAA\n"), what="skill 's': SKILL.md")
+    copy_verified(str(src), tmp_path / "out" / "SKILL.md", _digest(b"ITER=BBB\n"), what="x")
+    assert (tmp_path / "out" / "SKILL.md").read_bytes() == b"ITER=BBB\n"
+
+
+def test_a_fifo_or_a_missing_file_is_refused_without_blocking(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "pipe")
+    with pytest.raises(Changed, match="no longer a regular file"):
+        copy_verified(str(tmp_path / "pipe"), tmp_path / "out", _digest(b""), what="x")
+    with pytest.raises(Changed, match="cannot be read since"):
+        copy_verified(str(tmp_path / "nope"), tmp_path / "out", _digest(b""), what="x")
+
+
+def test_the_staged_skill_holds_exactly_the_files_of_its_manifest(tmp_path: Path) -> None:
+    top = tmp_path / "skill"
+    (top / "scripts").mkdir(parents=True)
+    (top / "SKILL.md").write_text("body\n")
+    (top / "scripts" / "run.sh").write_text("echo\n")
+    os.chmod(top / "scripts" / "run.sh", 0o755)
+    (top / "extra.md").write_text("not in the manifest\n")
+    manifest = {"kind": "folder", "files": {"SKILL.md": _digest(b"body\n"), "scripts/run.sh": _digest(b"echo\n")}}
+    staged = stage_skill(Skill(name="s", path=str(top), kind="folder"), canonical_json(manifest), tmp_path / "st")
+    files = sorted(str(p.relative_to(staged.path)) for p in Path(staged.path).rglob("*") if p.is_file())
+    assert files == ["SKILL.md", "scripts/run.sh"]
+    assert os.access(Path(staged.path) / "scripts" / "run.sh", os.X_OK)
+
+
+def test_an_agent_program_other_than_its_key_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "agent.py").write_text("print(1)\n")
+    fragment = canonical_json({"kind": "command", "program_files": {"agent.py": _digest(b"print(1)\n")}})
+    check_programs(fragment, str(tmp_path), when="before")
+    (tmp_path / "agent.py").write_text("print(2)\n")
+    with pytest.raises(Changed, match=r"agent\.py changed while"):
+        check_programs(fragment, str(tmp_path), when="while")
+
+
+def test_an_api_agent_is_sent_the_system_prompt_its_key_names(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from skillmake.run import trial
+    from skillmake.run.project import Project
+    from tests.fakeapi import FakeAPI, Reply
+
+    root = tmp_path / "proj"
+    (root / "skills" / "s").mkdir(parents=True)
+    (root / "skills" / "s" / "SKILL.md").write_text("---\nname: s\ndescription: d\n---\nthe body\n")
+    (root / "AGENTS.md").write_text("AGENTS-V1: the instructions the key was computed from\n")
+    (root / "s.eval.yaml").write_text("skill: skills/s\nagent: {kind: anthropic, model: claude-sonnet-4-6}\n"
+                                      "cases:\n  - id: a\n    prompt: hello\n"
+                                      "    checks: [{type: min_length, length: 1}]\n")
+    with FakeAPI() as api:
+        for name, value in api.env().items():
+            monkeypatch.setenv(name, value)
+        api.script = lambda request: Reply.text("hi")
+        project = Project.open(str(root))
+        spec = project.specs[0]
+        case, arm = spec.cases[0], spec.arms[0]
+        tkey = project.keys.trial_key(spec, case, arm, 0)  # planned with V1
+        (root / "AGENTS.md").write_text("AGENTS-V2: saved while the run goes on\n")
+        record = trial.execute(project, spec, case, arm, 0, tkey).record
+        assert record["outcome"] == "completed", record["error"]
+        assert len(api.requests) == 1
+        assert api.requests[0].contains("AGENTS-V1") and not api.requests[0].contains("AGENTS-V2")

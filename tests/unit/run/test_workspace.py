@@ -1,0 +1,37 @@
+"""Workspace isolation helpers: a clean environment, output capture, and which text checks see."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from skillmake.run.workspace import capture, clean_env, output_text
+from skillmake.spec.model import Case
+
+
+def test_clean_env_keeps_only_the_allow_list(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-secret")
+    monkeypatch.setenv("MY_TOKEN", "t")
+    monkeypatch.setenv("LC_ALL", "C.UTF-8")
+    env = clean_env(tmp_path / "home", extra_path=("bin",), spec_folder="/spec")
+    assert "ANTHROPIC_API_KEY" not in env and "MY_TOKEN" not in env
+    assert env["LC_ALL"] == "C.UTF-8"
+    assert env["HOME"] == str(tmp_path / "home")
+    assert env["PATH"].startswith("/spec/bin:")
+
+
+def test_capture_and_output_text(tmp_path: Path) -> None:
+    (tmp_path / "out/deep").mkdir(parents=True)
+    (tmp_path / "out/a.md").write_text("A")
+    (tmp_path / "out/deep/b.md").write_text("B")
+    (tmp_path / "notes.txt").write_text("N")
+    globbed = Case(id="c", index=0, output_files=("out/**/*.md",))
+    files = capture(tmp_path, globbed).files
+    assert files == {"out/a.md": b"A", "out/deep/b.md": b"B"}
+    assert output_text(globbed, "stdout", files) == "A\nB"
+    single = Case(id="c", index=0, output_file="notes.txt", output_files=("out/*.md",))
+    assert output_text(single, "stdout", capture(tmp_path, single).files) == "N"  # output_file wins (clauditor)
+    assert output_text(Case(id="c", index=0), "stdout", {}) == "stdout"
+    missing = Case(id="c", index=0, output_file="nope.txt")
+    assert output_text(missing, "stdout", capture(tmp_path, missing).files) == ""
