@@ -128,7 +128,9 @@ def explain(inv: Invocation) -> int:
     if nothing:  # as the run says it, with the run's code
         _out(f"skillmake: {nothing}", err=True)
         return EXIT_NO_SPECS
-    chosen = select.choose(project, plans, select.current())
+    from skillmake.engine import shard
+
+    chosen = shard.narrow(select.choose(project, plans, select.current()), plans, shard.current())  # as a run
     invalid: list[str] = []
     if project.broken:
         from skillmake.spec.validate import Validation, render_text

@@ -55,6 +55,7 @@ def doit_config(root: str) -> dict[str, Any]:
     scan_entry_points_once()
     # the engine's tasks come with it: only a run needs them
     from skillmake.engine.reporter import SkillmakeReporter  # the engine's tasks come with it: only a run needs them
+    from skillmake.engine.shard import SHARD_VAR
 
     state, jobs = _settings(root)
     if not os.path.isdir(state):
@@ -72,6 +73,8 @@ def doit_config(root: str) -> dict[str, Any]:
         # a run (a broken spec, a failing gate) come last, so neither stops the other specs' reports.
         "default_tasks": ["report", "validate", "thresholds"],
     }
+    if os.environ.get(SHARD_VAR, "").strip():  # one job of a CI matrix: its trials and grades, no report (shard.py)
+        config["default_tasks"] = ["grade", "trigger", "validate"]
     if jobs > 1:
         # The project's `jobs` (or $SKILLMAKE_JOBS, or -j) is the default of both `skillmake` and plain `doit`;
         # `-n N` on the command line still wins. Threads: tasks share the reporter and sys.stdout (design.md).

@@ -14,7 +14,7 @@ from doit.exceptions import TaskFailed
 from skillmake.core import fstree, runlock
 from skillmake.core.errors import EXIT_INVALID, EXIT_NO_SPECS, SkillmakeError
 from skillmake.core.paths import cut_links, within
-from skillmake.engine import actions, adaptive, clean, gone, scope, select, settled, stale
+from skillmake.engine import actions, adaptive, clean, gone, prefetch, scope, select, settled, shard, stale
 from skillmake.engine.plan import Item, SpecPlan, TriggerItem, plan_spec, settled_plan
 from skillmake.engine.report import STAMP, report_uptodate
 from skillmake.results.checkout import METADATA
@@ -86,6 +86,9 @@ def plans_at(root: str) -> tuple[SpecPlan, ...]:
             unplanned[spec.name] = (f"{spec.name}: its tasks could not be planned: {type(exc).__name__}: {exc}"[:500]
                                     + "\n  hint: this is a bug in skillmake; please report it with this spec (the "
                                       "other specs ran)")
+    if project.store.remote is not None and prefetch.wanted(COMMAND or sys.argv[1:]):
+        # What the remote store holds of the stale trials and grades comes down in one batch (prefetch.py).
+        return prefetch.fill(project, tuple(plans), replan=lambda spec: plan_spec(project, spec))
     return tuple(plans)
 
 
@@ -129,7 +132,12 @@ def chosen_at(root: str) -> select.Chosen:
         print(f"skillmake: --spec {unknown[0]}: no such spec{did_you_mean(unknown[0], names)}\n"
               f"the specs are: {', '.join(names) or '(none loaded)'}", file=sys.stderr, flush=True)
         raise SystemExit(3)
-    return select.choose(project_at(root), plans, selection)
+    try:
+        mine = shard.current()
+    except shard.ShardError as exc:  # SKILLMAKE_SHARD under plain doit
+        print(f"skillmake: {exc.render()}", file=sys.stderr, flush=True)
+        raise SystemExit(3) from None
+    return shard.narrow(select.choose(project_at(root), plans, selection), plans, mine)
 
 
 def current_root() -> str:
@@ -357,8 +365,11 @@ def _file_deps(project: Project, item: Item) -> list[str]:
 
 
 def _touched(root: str) -> list[SpecPlan]:
-    """The specs whose reports this run refreshes: every spec, or those with a selected cell."""
+    """The specs whose reports this run refreshes: every spec, or those with a selected cell; none in a shard of a
+    CI matrix (shard.py: the matrix's `skillmake report` job builds them from the store)."""
     chosen = chosen_at(root)
+    if shard.current() is not None:
+        return []
     return [p for p in plans_at(root) if chosen.touches(p)]
 
 

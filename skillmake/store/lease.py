@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from skillmake.store.remote import Remote
 
 TTL_VAR = "SKILLMAKE_LEASE_TTL"  # seconds a silent lease is trusted (tests and slow links); default below
-DEFAULT_TTL = 120.0
+DEFAULT_TTL = 60.0
 
 
 def ttl() -> float:

@@ -8,13 +8,24 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
+
+import pytest
 
 from tests.fakeapi import FakeAPI
 from tests.remote_server import S3Server, s3_fixture  # noqa: F401
 
 from .project import Project, summary_counts
-from .test_remote import CELLS, JUDGED, MESSAGES, api, clone, rows, s3fs_of  # noqa: F401
+from .test_remote import CELLS, JUDGED, MESSAGES, _judge, clone, rows, s3fs_of
+
+
+@pytest.fixture
+def api() -> Iterator[FakeAPI]:
+    with FakeAPI() as fake:
+        fake.script = _judge
+        yield fake
+
 
 SLOW = "import time; time.sleep(float(open(__import__('pathlib').Path(__file__).parent / 'sleep.txt').read()))\n"
 
