@@ -142,7 +142,8 @@ def test_judge_batch_in_the_spec_turns_it_on_and_failed_requests_are_judge_error
     assert [r["outcome"] for r in grades(project)] == ["pass"] * 4
 
 
-def test_an_interrupted_run_resumes_its_batch_instead_of_sending_another(tmp_path: Path) -> None:
+@pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGINT], ids=["SIGKILL", "Ctrl-C"])
+def test_an_interrupted_run_resumes_its_batch_instead_of_sending_another(tmp_path: Path, how: signal.Signals) -> None:
     project = new_project(tmp_path / "p", 5)
     with FakeAPI() as api:
         api.default = VERDICT
@@ -156,8 +157,9 @@ def test_an_interrupted_run_resumes_its_batch_instead_of_sending_another(tmp_pat
                 time.sleep(0.05)
             assert api.batches.created, "the run never created its batch"
         finally:
-            os.killpg(proc.pid, signal.SIGKILL)  # the whole run, as a closed laptop would
-            proc.wait(timeout=30)
+            os.killpg(proc.pid, how)  # the whole run: a closed laptop, or Ctrl-C at the terminal
+            code = proc.wait(timeout=60)
+        assert code == (-9 if how == signal.SIGKILL else 130)  # Ctrl-C leaves the poll at once, no hang
         (batch_id,) = api.batches.created
         stored = json.loads(next((project.root / ".skillmake/batches").glob("*.json")).read_text())
         assert (stored["id"], stored["status"], len(stored["ids"])) == (batch_id, "open", 5)
