@@ -395,10 +395,10 @@ def _unknown(option: str, table: Sequence[Opt], command: str) -> UsageError:
     where = "" if command == "run" else f" for `skillmake {command}`"
     message = f"unknown option {option}{where}"
     word = option.lstrip("-")
-    if close:
-        message += f"; did you mean {close[0]}?"
-    elif word in OWN_COMMANDS and command == "run":
+    if word in OWN_COMMANDS and command == "run":  # an exact command name beats a near option (--watch, --batch)
         message += f"; did you mean `skillmake {word}` (a command, not an option)?"
+    elif close:
+        message += f"; did you mean {close[0]}?"
     elif word == "json":
         message += ("; did you mean --format json?" if command == "explain" else
                     "; for JSON: `skillmake explain --format json`, `skillmake validate --format json`, and each "
