@@ -54,6 +54,7 @@ def explain(project: Project, plans: tuple[SpecPlan, ...], *, chosen: Chosen | N
                 totals["trials_reused"] += 1
             else:
                 totals["trials"] += 1
+                totals["adaptive"] = totals.get("adaptive", 0) + (item.spec.adaptive is not None)
                 reasons = (["resampled (--resample)"] if item.trial_cached
                            else trial_reasons(project, item, previous))
                 estimate = estimator.trial(item)
@@ -325,7 +326,11 @@ def render(stale: list[Stale], totals: dict[str, Any]) -> str:
     if totals["triggers"] or totals["triggers_reused"]:
         triggers = f" and {totals['triggers']} trigger trials"
         reused_triggers = f" and {totals['triggers_reused']} trigger trials"
-    lines.append(f"would run {totals['trials']} trials ({totals['trials']} agent calls) and "
-                 f"{totals['grades']} grades{judges}{triggers}; reuse {totals['trials_reused']} trials and "
+    # Adaptive trials (trials: {min, max, decide}): a case stops at its first decision, so these are at most.
+    most = "up to " if totals.get("adaptive") else ""
+    lines.append(f"would run {most}{totals['trials']} trials ({most}{totals['trials']} agent calls) and "
+                 f"{most}{totals['grades']} grades{judges}{triggers}; reuse {totals['trials_reused']} trials and "
                  f"{totals['grades_reused']} grades{reused_triggers}{cost}")
+    if most:
+        lines.append(f"  adaptive: {totals['adaptive']} of those trials run only while their case is undecided")
     return "\n".join(lines)

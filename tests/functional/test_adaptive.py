@@ -125,6 +125,8 @@ def test_a_rerun_and_an_unrelated_edit_cost_nothing(project: Project) -> None:
 
 def test_raising_max_runs_only_what_the_sequence_still_needs(project: Project) -> None:
     project.replace("a.eval.yaml", "max: 12", "max: 20")
+    explained = project.run("explain")
+    assert "would run up to 8 trials" in explained.out and explained.agent_calls == 0
     run = project.run("-n", "2")
     # good and bad stay decided from their stored trials; only mid, undecided at 12, runs on — to its new max
     assert _by_case(project.calls()[-run.agent_calls:]) == {"mid": list(range(12, 20))}
