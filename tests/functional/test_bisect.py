@@ -148,3 +148,26 @@ def test_outside_git_is_a_clear_error(tmp_path: Path) -> None:
     run = project.run("bisect", "greet", check_views=False)
     assert run.code == 3 and "is not inside a git repository" in run.err
     assert run.agent_calls == 0
+
+
+def test_with_adaptive_trials_each_version_stops_at_its_decision(tmp_path: Path) -> None:
+    """4 commits, the third breaks the case; at decide 0.5 seven equal outcomes decide, so each version evaluated
+    runs 7 of its up to 10 trials."""
+    spec = SPEC.replace("trials: 2", "trials: {min: 7, max: 10, decide: 0.5, batch: 1}")
+    root = tmp_path / "small"
+    project = Project.empty(root, {"agent.py": AGENT, "s.eval.yaml": spec, ".gitignore": "calls.log\n.skillmake/\n"})
+    _git(root, "init", "-q", ".")
+    _git(root, "config", "user.email", "t@example.com")
+    _git(root, "config", "user.name", "t")
+    for i in range(1, 5):
+        broken = "BROKEN\n" if i >= 3 else ""
+        project.write("skills/s/SKILL.md", f"---\nname: s\ndescription: d\n---\nv{i}\n{broken}")
+        _git(root, "add", "-A")
+        _git(root, "commit", "-q", "-m", f"commit {i}")
+    run = project.run("bisect", "greet", check_views=False)
+    assert run.code == 0, run.out + run.err
+    assert f"first bad commit: {_commit(root, 3)} commit 3" in run.out
+    assert "pass rate 0.00 (0/7)  bad; decided below 0.50" in run.out
+    assert "pass rate 1.00 (7/7)  good; decided above 0.50" in run.out
+    assert "(decided below after 7 trials)" in run.out
+    assert run.agent_calls == 3 * 7  # the bad end, commit 2, commit 3: 7 trials each, not 10
