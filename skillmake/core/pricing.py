@@ -63,16 +63,19 @@ BATCH_DISCOUNT = 0.5  # Anthropic's Message Batches and OpenAI's Batch API: half
 
 
 def cost_usd(model: str | None, *, input_tokens: int | None, output_tokens: int | None,
-             cache_read_tokens: int | None = None, cache_creation_tokens: int | None = None,
-             batch: bool = False) -> float | None:
-    """Dollars for one call's usage, rounded to 1e-8; None when the model or the counts are unknown. `batch`: the
-    call went through a provider's batch API, at half price."""
+             cache_read_tokens: int | None = None, cache_creation_tokens: int | None = None) -> float | None:
+    """Dollars for one call's usage, rounded to 1e-8; None when the model or the counts are unknown."""
     price = price_of(model) if model else None
     if price is None or input_tokens is None or output_tokens is None:
         return None
     total = (input_tokens * price.input + output_tokens * price.output
              + (cache_read_tokens or 0) * price.cache_read + (cache_creation_tokens or 0) * price.cache_write)
-    return round(total * (BATCH_DISCOUNT if batch else 1.0) / 1_000_000, 8)
+    return round(total / 1_000_000, 8)
+
+
+def batch_price(usd: float | None, batch: bool = True) -> float | None:
+    """`usd` as a provider's batch API charges it (half), when `batch`; None stays None."""
+    return round(usd * BATCH_DISCOUNT, 8) if batch and usd is not None else usd
 
 
 def cache_saving_usd(model: str | None, *, cache_read_tokens: int | None, cache_creation_tokens: int | None = None,

@@ -11,7 +11,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from skillmake.core.pricing import cost_usd
+from skillmake.core.pricing import batch_price, cost_usd
 from skillmake.run import ratelimit, sdk
 from skillmake.run.agents.base import Usage
 from skillmake.run.judges.base import (
@@ -183,9 +183,10 @@ def _usage(message: Any, model: str, attempts: int, *, batch: bool = False) -> U
     return Usage(input_tokens=ints["input_tokens"], output_tokens=ints["output_tokens"],
                  cache_read_tokens=ints["cache_read_input_tokens"],
                  cache_creation_tokens=ints["cache_creation_input_tokens"],
-                 cost_usd=cost_usd(model, input_tokens=ints["input_tokens"], output_tokens=ints["output_tokens"],
-                                   cache_read_tokens=ints["cache_read_input_tokens"],
-                                   cache_creation_tokens=ints["cache_creation_input_tokens"], batch=batch),
+                 cost_usd=batch_price(cost_usd(model, input_tokens=ints["input_tokens"],
+                                               output_tokens=ints["output_tokens"],
+                                               cache_read_tokens=ints["cache_read_input_tokens"],
+                                               cache_creation_tokens=ints["cache_creation_input_tokens"]), batch),
                  requests=attempts)
 
 

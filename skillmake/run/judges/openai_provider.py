@@ -6,7 +6,7 @@ import json
 import re
 from typing import Any
 
-from skillmake.core.pricing import cost_usd
+from skillmake.core.pricing import batch_price, cost_usd
 from skillmake.run import sdk
 from skillmake.run.agents.base import Usage
 from skillmake.run.judges.anthropic_provider import retry_after, shared_client
@@ -115,8 +115,8 @@ def _usage(completion: Any, model: str, attempts: int, *, batch: bool = False) -
     # OpenAI counts cached tokens inside prompt_tokens; Usage keeps the two apart (as Anthropic reports them).
     fresh = max(prompt - (cached or 0), 0) if prompt is not None else None
     return Usage(input_tokens=fresh, output_tokens=output, cache_read_tokens=cached,
-                 cost_usd=cost_usd(model, input_tokens=fresh, output_tokens=output, cache_read_tokens=cached,
-                                   batch=batch),
+                 cost_usd=batch_price(cost_usd(model, input_tokens=fresh, output_tokens=output,
+                                               cache_read_tokens=cached), batch),
                  requests=attempts)
 
 

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from skillmake.compare import comparator
-from skillmake.core.pricing import cache_saving_usd, cost_usd
+from skillmake.core.pricing import batch_price, cache_saving_usd, cost_usd
 from skillmake.run.judges import anthropic_provider, openai_provider
 from skillmake.run.judges.base import Endpoint, JudgeRequest
 from skillmake.run.judges.resolve import Choice
@@ -40,9 +40,9 @@ def test_compare_sends_the_instructions_and_task_cacheable_before_the_two_output
 
 def improver_inputs(description: str, history: list[dict[str, Any]]) -> dict[str, Any]:
     train = [{"query": "plan a trip", "should_trigger": True, "triggers": 0, "runs": 1, "pass": False}]
-    return key_inputs(name="trips", content="---\nname: trips\n---\nPlans trips. SKILL BODY.\n", description=description,
-                      train=train, history=history, improver=Improver(choice=Choice(provider="anthropic",
-                                                                                      model="claude-sonnet-4-6")))
+    improver = Improver(choice=Choice(provider="anthropic", model="claude-sonnet-4-6"))
+    return key_inputs(name="trips", content="---\nname: trips\n---\nPlans trips. SKILL BODY.\n",
+                      description=description, train=train, history=history, improver=improver)
 
 
 def test_the_description_optimiser_sends_the_skill_and_guidance_first_and_cacheable() -> None:
@@ -62,8 +62,8 @@ def test_the_description_optimiser_sends_the_skill_and_guidance_first_and_cachea
 def test_batch_price_is_half_and_the_cache_saving_is_what_the_cached_tokens_did_not_cost() -> None:
     # claude-sonnet-4-6: $3 in, $15 out, $0.30 cache read, $3.75 cache write per million tokens
     assert cost_usd("claude-sonnet-4-6", input_tokens=1000, output_tokens=200, cache_read_tokens=100_000) == 0.036
-    assert cost_usd("claude-sonnet-4-6", input_tokens=1000, output_tokens=200, cache_read_tokens=100_000,
-                    batch=True) == 0.018
+    assert batch_price(cost_usd("claude-sonnet-4-6", input_tokens=1000, output_tokens=200,
+                                cache_read_tokens=100_000)) == 0.018
     assert cache_saving_usd("claude-sonnet-4-6", cache_read_tokens=100_000) == 0.27
     assert cache_saving_usd("claude-sonnet-4-6", cache_read_tokens=100_000, batch=True) == 0.135
     # a write costs a quarter more than plain input: caching only pays once the prefix is read again
