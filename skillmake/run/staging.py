@@ -65,11 +65,26 @@ def stage_skill(skill: Skill, manifest_data: bytes, dest: Path) -> Skill:
         for rel, digest in files.items():
             copy_verified(os.path.join(skill.path, *rel.split("/")), target / rel, digest,
                           what=f"skill {skill.name!r}: {rel}")
+        _prune(dest)
         return Skill(name=skill.name, path=str(target), kind="folder")
     target = dest / os.path.basename(skill.path)
     for name, digest in files.items():  # one file: the command (or prompt) file itself
         copy_verified(skill.path, target, digest, what=f"skill {skill.name!r}: {name}")
+    _prune(dest)
     return Skill(name=skill.name, path=str(target), kind=skill.kind)
+
+
+def _prune(folder: Path) -> bool:
+    """Remove the empty folders under `folder` (a reused trial folder keeps an earlier skill's folders, emptied:
+    workspace.release); True when `folder` itself is left empty."""
+    empty = True
+    with os.scandir(folder) as entries:
+        for entry in list(entries):
+            if entry.is_dir(follow_symlinks=False) and _prune(Path(entry.path)):
+                os.rmdir(entry.path)
+            else:
+                empty = False
+    return empty
 
 
 def stage_inputs(case: Case, workspace: Path, digests: dict[str, str] | None) -> None:

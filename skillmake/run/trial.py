@@ -11,14 +11,14 @@ from typing import Any
 
 import orjson
 
-from skillmake.core import atomic, fstree
+from skillmake.core import atomic
 from skillmake.core.errors import SkillmakeError
 from skillmake.run import hermetic, process
 from skillmake.run.agents import AgentResult, TrialRequest, Usage, get_agent
 from skillmake.run.keys import API_AGENTS, TrialKey
 from skillmake.run.project import Project, current_run_id
 from skillmake.run.staging import RERUN_HINT, Changed, check_files_changed, check_programs, run_fragment, stage_skill
-from skillmake.run.workspace import TrialDir, capture, clean_env, output_text, prepare, scratch_dir, snapshot
+from skillmake.run.workspace import TrialDir, capture, clean_env, output_text, prepare, release, scratch_dir, snapshot
 from skillmake.spec.model import Arm, Case, Skill, Spec
 from skillmake.spec.skillfiles import resolve_system_prompt
 from skillmake.store.objects import TRIAL_SCHEMA
@@ -120,7 +120,8 @@ def _run(project: Project, spec: Spec, case: Case, arm: Arm, k: int, tkey: Trial
     refused: SkillmakeError | None = None
     try:
         try:  # the snapshot the key names, never the live files (staging.py)
-            prepare(tdir, case, digests=run_fragment(tkey.run.data).get("input_files") or {})
+            prepare(tdir, case, digests=run_fragment(tkey.run.data).get("input_files") or {},
+                    skill=tkey.skill is not None)
             if tkey.skill is not None:
                 staged = stage_skill(spec.skill, tkey.skill.data, tdir.root / "skill")
                 spec = dataclasses.replace(spec, skill=staged)
@@ -128,7 +129,7 @@ def _run(project: Project, spec: Spec, case: Case, arm: Arm, k: int, tkey: Trial
             refused = exc
         return run_in(project, spec, case, arm, k, tkey, tdir, run_id, replacing=replacing, refused=refused)
     finally:
-        fstree.remove_tree(tdir.root)
+        release(tdir)
 
 
 def run_in(project: Project, spec: Spec, case: Case, arm: Arm, k: int, tkey: TrialKey, tdir: TrialDir,
