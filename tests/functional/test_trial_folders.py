@@ -5,7 +5,6 @@ skill folder at all for the baseline), whatever the trial before it left, change
 from __future__ import annotations
 
 import json
-import os
 import sys
 from pathlib import Path
 
