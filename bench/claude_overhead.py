@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -93,10 +94,18 @@ def model(request: Recorded) -> Reply:
     return Reply.text("Hello, dear friend!")
 
 
-def timed(argv: list[str], *, cwd: Path, env: dict[str, str]) -> float:
+CPU: dict[str, list[float]] = {}  # side → CPU seconds (user + system) of the run's whole process tree, per round
+
+
+def timed(argv: list[str], *, cwd: Path, env: dict[str, str], label: str = "") -> float:
+    """The wall time of `argv`; its process tree's CPU time (every waited-for descendant: the supervisors and the
+    claude CLIs too) goes to CPU[label]. On a loaded machine the CPU time is the steadier measure."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     done = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True)
     wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    CPU.setdefault(label, []).append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
     if done.returncode != 0:
         raise SystemExit(f"{' '.join(argv[:4])}… exited {done.returncode}:\n{done.stdout[-1500:]}{done.stderr[-1500:]}")
     return wall
@@ -136,27 +145,34 @@ def main() -> int:
                     shutil.copytree(template, project)
                     before = api.count("/v1/messages")
                     walls[label].append(timed([sys.executable, "-m", "skillmake", "-j", "1"], cwd=project,
-                                              env=env | {"PYTHONPATH": str(tree)}))
+                                              env=env | {"PYTHONPATH": str(tree)}, label=label))
                     if api.count("/v1/messages") - before < 2 * opts.cases:
                         raise SystemExit(f"{label}: fewer requests than {opts.cases} trials and grades make")
                     shutil.rmtree(project, ignore_errors=True)
                 walls["bare: claude CLI + judge requests"].append(timed(
                     [sys.executable, "-c", BARE, claude, api.anthropic_env()["ANTHROPIC_BASE_URL"], FAKE_KEY, MODEL,
                      str(opts.cases), json.dumps(QUIET_ENV), SKILL, json.dumps(VERDICT_TOOL)],
-                    cwd=scratch, env=base_env))
+                    cwd=scratch, env=base_env, label="bare: claude CLI + judge requests"))
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-    bare = statistics.median(walls["bare: claude CLI + judge requests"])
+    bare_label = "bare: claude CLI + judge requests"
+    bare = statistics.median(walls[bare_label])
+    bare_cpu = statistics.median(CPU[bare_label])
     rows: list[tuple[Any, ...]] = []
     for label, values in walls.items():
         wall = statistics.median(values)
+        cpu = statistics.median(CPU[label])
         rows.append((label, f"{wall:.2f} s", f"{min(values):.2f} s", f"{wall / opts.cases:.2f} s",
-                     f"{(wall - bare) / opts.cases:+.2f} s", f"{wall / bare:.2f}x"))
+                     f"{(wall - bare) / opts.cases:+.2f} s", f"{wall / bare:.2f}x", f"{cpu:.2f} s",
+                     f"{(cpu - bare_cpu) / opts.cases:+.2f} s", f"{cpu / bare_cpu:.2f}x"))
     print(f"{opts.cases} cases × 1 trial, claude-code + anthropic judge against an instant fake API, -j 1; "
           f"median of {opts.rounds} interleaved rounds; load average {os.getloadavg()[0]:.2f}")
-    print(table(("side", "wall median", "wall min", "per trial", "overhead per trial vs bare", "vs bare"), rows))
+    print(table(("side", "wall median", "wall min", "per trial", "overhead per trial vs bare", "vs bare",
+                 "CPU median", "CPU overhead per trial", "CPU vs bare"), rows))
     ours = (statistics.median(walls["skillmake -j 1"]) - bare) / opts.cases
-    print(f"goal: overhead ≤ 0.5 s per trial → {'met' if ours <= 0.5 else 'NOT met'} ({ours:+.2f} s)")
+    ours_cpu = (statistics.median(CPU["skillmake -j 1"]) - bare_cpu) / opts.cases
+    print(f"goal: overhead ≤ 0.5 s per trial → {'met' if ours <= 0.5 else 'NOT met'} ({ours:+.2f} s wall, "
+          f"{ours_cpu:+.2f} s CPU)")
     return 0
 
 

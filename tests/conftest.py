@@ -62,6 +62,9 @@ def _isolate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
     ratelimit.reset()  # no cap, and no pause a provider asked for, carried over from an earlier test
     yield
+    from skillmake.run import wire
+
+    wire.close_all()  # the judges' kept-alive connections to this test's fake API
 
 
 @pytest.fixture

@@ -107,17 +107,12 @@ def _cache_saving(model: str | None, usage: dict[str, Any], *, batched: bool) ->
 
 
 def _warm_sdks(item: Item) -> None:
-    """Start importing the SDKs this trial's agent and its grade's judge use (sdk.warm), now that it runs: the
-    import (~1.6 s for anthropic) overlaps the agent's run instead of delaying the first grade. A run that
-    needs no SDK never imports one."""
-    from skillmake.engine import select
+    """Start importing the SDK this trial's agent uses (sdk.warm: the anthropic and openai agents), now that it runs.
+    Judges need none (they call the API over the standard library, run/wire.py): a run of CLI or command agents
+    imports no SDK, whoever judges it."""
     from skillmake.run import sdk
-    from skillmake.run.judges.resolve import applicable, choose
 
-    names = [item.arm.agent.kind]
-    if select.current().only != "trials" and applicable(item.case):
-        names.append(choose(item.spec, item.case).provider)
-    sdk.warm(names)
+    sdk.warm([item.arm.agent.kind])
 
 
 def _reused(record: dict[str, Any], what: str) -> str:

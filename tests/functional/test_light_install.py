@@ -1,5 +1,5 @@
 """Validation (the pre-commit hook, the editor's save hook) works without the provider SDKs and never imports
-them, nor doit; an agent or judge that needs a missing SDK says which extra to install."""
+them, nor doit; an API agent that needs a missing SDK says which extra to install; the API judges need none."""
 
 from __future__ import annotations
 
@@ -31,9 +31,10 @@ sys.exit(code)
 """
 
 
-def blocked(cwd: Path, *args: str) -> tuple[subprocess.CompletedProcess[str], list[str]]:
+def blocked(cwd: Path, *args: str,
+            env: dict[str, str] | None = None) -> tuple[subprocess.CompletedProcess[str], list[str]]:
     done = subprocess.run([sys.executable, "-c", _BLOCKED, *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=120)
+                          timeout=120, env=env)
     return done, json.loads(done.stderr.strip().splitlines()[-1])
 
 
@@ -104,16 +105,25 @@ def test_an_api_agent_without_its_sdk_fails_its_trial_with_the_fix(tmp_path: Pat
     assert "pip install 'skillmake[api]'" in done.stdout + done.stderr
 
 
-def test_an_api_judge_without_its_sdk_stops_with_the_fix(tmp_path: Path) -> None:
+def test_an_api_judge_needs_no_sdk_and_imports_none(tmp_path: Path) -> None:
+    """The anthropic and openai judges call the API over the standard library (run/wire.py): a run they judge works
+    on an install without the SDKs, and imports neither them nor httpx."""
+    from tests.fakeapi import FakeAPI, Reply
+
     p = Project.empty(tmp_path / "judge", {
         "skills/s/SKILL.md": "body\n",
         "s.eval.yaml": "skill: skills/s\nagent: {kind: command, command: [cat]}\njudge: {provider: anthropic}\n"
+                       "cases: [{id: a, prompt: hi, rubric: it says hi}]\n",
+        "o.eval.yaml": "skill: skills/s\nagent: {kind: command, command: [cat]}\njudge: {provider: openai}\n"
                        "cases: [{id: a, prompt: hi, rubric: it says hi}]\n"})
-    done = subprocess.run([sys.executable, "-c", _BLOCKED], cwd=p.root, capture_output=True, text=True, timeout=120,
-                          env={**_env(), "ANTHROPIC_API_KEY": "sk-ant-x", "ANTHROPIC_BASE_URL": "http://127.0.0.1:9"})
-    assert done.returncode != 0
-    assert "Traceback" not in done.stdout + done.stderr
-    assert "pip install 'skillmake[api]'" in done.stdout + done.stderr
+    with FakeAPI() as api:
+        verdict = {"score": 5, "reason": "it says hi"}
+        api.script = lambda request: (Reply.tool_use("record_verdict", verdict) if request.path == "/v1/messages"
+                                      else Reply.text(json.dumps(verdict)))
+        done, heavy = blocked(p.root, env={**_env(), **api.env()})
+        assert (api.count("/v1/messages"), api.count("/v1/chat/completions")) == (1, 1)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert heavy == ["doit"]  # a run imports doit; no SDK, no httpx
 
 
 def _env() -> dict[str, str]:

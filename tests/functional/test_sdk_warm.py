@@ -1,7 +1,8 @@
-"""No SDK import on the critical path (sdk.warm): a run whose grades the Anthropic judge makes starts importing
-`anthropic` in its own thread of the run's process when the first trial starts, before the first grade; a run that
-needs no SDK never imports one. Through the real CLI against the loopback fake API; the import is seen by a finder
-first on sys.meta_path of the run's process."""
+"""No SDK import on the critical path: the judges need none (they call the API over the standard library,
+run/wire.py), so a run of command or CLI agents imports no SDK, whoever judges it; a run of the anthropic agent
+starts importing `anthropic` in its own thread of the run's process when its first trial starts (sdk.warm).
+Through the real CLI against the loopback fake API; the import is seen by a finder first on sys.meta_path of the
+run's process."""
 
 from __future__ import annotations
 
@@ -26,6 +27,15 @@ cases:
   - id: greet
     prompt: say hello
     rubric: Is the greeting friendly?
+'''
+API_AGENT = '''\
+skill: skills/s
+agent: {kind: anthropic, model: claude-haiku-4-5}
+trials: 2
+cases:
+  - id: greet
+    prompt: say hello
+    checks: [{type: contains, needle: hello}]
 '''
 UNJUDGED = '''\
 skill: skills/s
@@ -80,12 +90,19 @@ def run(tmp_path: Path, spec: str, api: FakeAPI, *args: str) -> list[dict[str, o
 
 
 @pytest.mark.parametrize("jobs", [[], ["-j", "2"]])
-def test_a_judged_run_imports_anthropic_in_its_own_thread_before_the_first_grade(
-        tmp_path: Path, api: FakeAPI, jobs: list[str]) -> None:
+def test_a_run_the_anthropic_judge_grades_imports_no_sdk(tmp_path: Path, api: FakeAPI, jobs: list[str]) -> None:
     events = run(tmp_path, JUDGED, api, *jobs)
+    assert len([e for e in events if "grade" in e]) == 2 and api.count("/v1/messages") >= 1
+    assert [e for e in events if "import" in e] == []
+
+
+def test_an_api_agents_run_imports_its_sdk_in_its_own_thread_before_the_first_grade(tmp_path: Path,
+                                                                                     api: FakeAPI) -> None:
+    api.default = Reply.text("hello there")
+    events = run(tmp_path, API_AGENT, api)
     imports = [e for e in events if "import" in e]
     grades = [e for e in events if "grade" in e]
-    assert len(grades) == 2 and api.count("/v1/messages") >= 1  # equal outputs share one grade record
+    assert len(grades) == 2 and api.count("/v1/messages") == 2
     assert [(e["import"], e["thread"]) for e in imports] == [("anthropic", "skillmake: import anthropic")]
     assert imports[0]["t"] < min(float(str(g["t"])) for g in grades)  # type: ignore[operator]
 
@@ -98,8 +115,9 @@ def test_a_run_that_needs_no_sdk_never_imports_one(tmp_path: Path, api: FakeAPI)
 
 
 def test_a_run_with_nothing_stale_imports_no_sdk(tmp_path: Path, api: FakeAPI) -> None:
-    first = run(tmp_path, JUDGED, api)
+    api.default = Reply.text("hello there")
+    first = run(tmp_path, API_AGENT, api)
     assert any("import" in e for e in first)
     (tmp_path / "events.jsonl").unlink()
-    again = run(tmp_path, JUDGED, api)
+    again = run(tmp_path, API_AGENT, api)
     assert [e for e in again if "import" in e] == []

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from skillmake.core.pricing import batch_price, cost_usd
-from skillmake.run import ratelimit, sdk
+from skillmake.run import ratelimit
 from skillmake.run.agents.base import Usage
 from skillmake.run.judges.base import (
     TOOL_NAME,
@@ -23,67 +23,47 @@ from skillmake.run.judges.base import (
     TransientError,
     brief,
 )
+from skillmake.run.judges.post import field, post
 from skillmake.run.judges.retry import with_retries
+from skillmake.spec.settings import DEFAULT_ANTHROPIC_URL
 
-_RETRY_STATUS = frozenset({408, 409, 429}) | frozenset(range(500, 600))
+API_VERSION = "2023-06-01"  # the anthropic-version header the SDKs send
 # A 400 that names these is a model or a schema strict tool use cannot serve: ask again without it.
 _STRICT_REFUSED = re.compile(r"strict|grammar|schema|structured", re.IGNORECASE)
 
 
 def complete(request: JudgeRequest, endpoint: Endpoint) -> ProviderReply:
-    """One verdict from Claude, retried within the budget; raises JudgeCallError when none can be had."""
-    try:
-        anthropic = sdk.load("anthropic", what="the anthropic judge")
-    except sdk.MissingSDK as err:
-        raise JudgeCallError(err.render(), requests=0) from err
+    """One verdict from Claude, retried within the budget; raises JudgeCallError when none can be had.
 
+    The Messages API is called over the standard library (run/wire.py), not the SDK: importing anthropic costs ~1.6 s
+    of CPU per process, and a judge needs one POST and its JSON. Batches (batch_providers.py) still use the SDK."""
     secrets = endpoint.secrets  # redacted from every message before it is cut short
-    try:
-        token = None if endpoint.api_key else endpoint.auth_token  # the SDK takes one of the two
-        client = shared_client(anthropic.Anthropic, api_key=endpoint.api_key, auth_token=token,
-                               base_url=endpoint.base_url, max_retries=0)
-    except anthropic.AnthropicError as err:
-        raise JudgeCallError(f"cannot create the Anthropic client for the judge: {brief(err, secrets)}; "
-                             "set ANTHROPIC_API_KEY", requests=0) from err
-    create: Any = client.messages.create  # typed loosely: the tool and schema are plain dicts built at run time
-    tool = _tool(request)
-    # The 2.x SDK has no sampling parameters, so a temperature the spec sets (judge.temperature) goes in the body;
-    # a model that rejects it answers 400, a judge error naming the setting.
-    extra: dict[str, Any] = {} if request.temperature is None else {"extra_body": {"temperature": request.temperature}}
+    headers = {"anthropic-version": API_VERSION}
+    if endpoint.api_key:
+        headers["x-api-key"] = endpoint.api_key
+    elif endpoint.auth_token:
+        headers["authorization"] = f"Bearer {endpoint.auth_token}"
+    else:
+        raise JudgeCallError("no Anthropic credentials for the judge; set ANTHROPIC_API_KEY "
+                             "(or ANTHROPIC_AUTH_TOKEN)", requests=0)
+    base_url = (endpoint.base_url or DEFAULT_ANTHROPIC_URL).rstrip("/")
+    # No temperature unless the spec sets one (current models may reject it); thinking is disabled explicitly because
+    # a forced tool_choice is refused while it is on (and it is on by default on the newest models).
+    body = params(request, endpoint)
+    tool = body["tools"][0]
 
-    def attempt(timeout: float) -> Any:
-        try:
-            # No temperature unless the spec sets one: the 2.x SDK dropped sampling parameters and current models
-            # may reject them. Thinking is disabled explicitly because a forced tool_choice is refused while it is on
-            # (and it is on by default on the newest models).
-            message = create(
-                model=endpoint.model, max_tokens=request.max_tokens, system=request.system,
-                messages=[{"role": "user", "content": _content(request)}],
-                tools=[tool],
-                tool_choice={"type": "tool", "name": TOOL_NAME}, thinking={"type": "disabled"}, timeout=timeout,
-                **extra)
-        except anthropic.APIStatusError as err:
-            text = f"Anthropic API answered HTTP {err.status_code}: {brief(err.message, secrets)}"
-            if err.status_code == 400 and tool.get("strict") and _STRICT_REFUSED.search(str(err.message)):
-                del tool["strict"]  # an older model or a proxy without strict tool use; the reply is checked anyway
-                raise TransientError(text, retry_after=0.0) from err
-            if err.status_code in _RETRY_STATUS:
-                raise TransientError(text, retry_after=retry_after(err.response.headers),
-                                     status=err.status_code) from err
-            raise JudgeCallError(text + _hint(err.status_code, request.temperature)) from err
-        except anthropic.APIConnectionError as err:  # includes timeouts
-            raise TransientError(f"cannot reach the Anthropic API at {client.base_url}: {brief(err, secrets)}") from err
-        except (anthropic.APIResponseValidationError, ValueError) as err:  # a 200 whose body is not a message
-            raise TransientError(f"the Anthropic API sent an unreadable reply: {brief(err, secrets)}") from err
-        except anthropic.AnthropicError as err:
-            raise JudgeCallError(f"the Anthropic client failed: {brief(err, secrets)}") from err
-        except TypeError as err:  # the 2.x SDK raises TypeError when it finds no credentials at all
-            if "authentication" not in str(err):
-                raise
-            raise JudgeCallError("no Anthropic credentials for the judge; set ANTHROPIC_API_KEY "
-                                 "(or ANTHROPIC_AUTH_TOKEN)", requests=0) from err
-        if not hasattr(message, "content"):  # the SDK hands back a non-JSON body as plain text
-            raise TransientError(f"the Anthropic API sent a non-JSON reply: {brief(message, secrets)}")
+    def strict_refused(status: int, message: str) -> bool:
+        if status == 400 and tool.get("strict") and _STRICT_REFUSED.search(message):
+            del tool["strict"]  # an older model or a proxy without strict tool use; the reply is checked anyway
+            return True
+        return False
+
+    def attempt(timeout: float) -> dict[str, Any]:
+        message = post(f"{base_url}/v1/messages", body, headers=headers, timeout=timeout, who="Anthropic",
+                       base_url=base_url, secrets=secrets, retry=strict_refused,
+                       hint=lambda status: _hint(status, request.temperature))
+        if not isinstance(message.get("content"), list):  # a 200 whose body is not a message
+            raise TransientError(f"the Anthropic API sent an unreadable reply: {brief(message, secrets)}")
         return message
 
     message, attempts = with_retries(attempt, key=("anthropic", endpoint.model))
@@ -112,29 +92,30 @@ def reply_of(message: Any, request: JudgeRequest, endpoint: Endpoint, attempts: 
              batch: bool = False) -> ProviderReply:
     """The verdict a Message carries (from a call, or a batch's result), priced at batch rates with `batch`."""
     usage = _usage(message, endpoint.model, attempts, batch=batch)
-    if getattr(message, "stop_reason", None) == "max_tokens":
+    if field(message, "stop_reason") == "max_tokens":
         raise JudgeCallError(f"the judge's reply was cut off at max_tokens={request.max_tokens}", requests=attempts)
     data: dict[str, Any] | None = None
     texts: list[str] = []
-    for block in getattr(message, "content", None) or []:
-        kind = getattr(block, "type", None)
-        if kind == "tool_use" and getattr(block, "name", None) == TOOL_NAME and data is None:
-            value = getattr(block, "input", None)
+    for block in field(message, "content") or []:
+        kind = field(block, "type")
+        if kind == "tool_use" and field(block, "name") == TOOL_NAME and data is None:
+            value = field(block, "input")
             data = value if isinstance(value, dict) else None
         elif kind == "text":
-            texts.append(str(getattr(block, "text", "")))
+            texts.append(str(field(block, "text") or ""))
     return ProviderReply(data=data, text="\n".join(texts), usage=usage)
 
 
-# One client per set of options, shared by every call of the process: making a client loads the CA bundle (~0.16 s of
-# CPU), a build makes hundreds of calls, and the SDKs' clients are safe to use from many threads at once.
+# One SDK client per set of options, shared by every call of the process (the batch judges', batch_providers.py: the
+# synchronous judges use no SDK): making a client loads the CA bundle (~0.16 s of CPU), and the SDKs' clients are safe
+# to use from many threads at once.
 _CLIENTS: collections.OrderedDict[tuple[int, Any, str], Any] = collections.OrderedDict()
 _CLIENTS_LOCK = threading.Lock()
 _MAX_CLIENTS = 8  # a process talks to one or two endpoints; a test session to many short-lived fakes
 
 
 def shared_client(make: Callable[..., Any], **options: Any) -> Any:
-    """The client `make(**options)` made once per process and reused: by the openai judge too.
+    """The client `make(**options)` made once per process and reused: for both providers' batches.
 
     Keyed by a digest of the options and the whole environment (the SDKs read keys, base URLs, proxies and
     credential files through it when a client is made), so a changed setting gets a new client and no key is held
@@ -176,8 +157,8 @@ def _close_clients() -> None:
 
 
 def _usage(message: Any, model: str, attempts: int, *, batch: bool = False) -> Usage:
-    raw = getattr(message, "usage", None)
-    tokens = {name: getattr(raw, name, None) for name in
+    raw = field(message, "usage")
+    tokens = {name: field(raw, name) for name in
               ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")}
     ints = {k: v if isinstance(v, int) else None for k, v in tokens.items()}
     return Usage(input_tokens=ints["input_tokens"], output_tokens=ints["output_tokens"],

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 from typing import Any
 
 from skillmake.core.pricing import batch_price, cost_usd
-from skillmake.run import sdk
 from skillmake.run.agents.base import Usage
-from skillmake.run.judges.anthropic_provider import retry_after, shared_client
 from skillmake.run.judges.base import (
     TOOL_NAME,
     Endpoint,
@@ -19,46 +18,33 @@ from skillmake.run.judges.base import (
     TransientError,
     brief,
 )
+from skillmake.run.judges.post import field, post
 from skillmake.run.judges.retry import with_retries
+from skillmake.spec.settings import DEFAULT_OPENAI_URL
 
-_RETRY_STATUS = frozenset({408, 409, 429}) | frozenset(range(500, 600))
 # Reasoning models (gpt-5 family, o-series) refuse any temperature but the default.
 _NO_TEMPERATURE = re.compile(r"^(?:gpt-5|o\d)")
 
 
 def complete(request: JudgeRequest, endpoint: Endpoint) -> ProviderReply:
-    """One verdict from an OpenAI model, retried within the budget; raises JudgeCallError when none can be had."""
-    try:
-        openai = sdk.load("openai", what="the openai judge")
-    except sdk.MissingSDK as err:
-        raise JudgeCallError(err.render(), requests=0) from err
-
+    """One verdict from an OpenAI model, retried within the budget; raises JudgeCallError when none can be had.
+    Over the standard library (run/wire.py), as the Anthropic judge: no SDK import."""
     secrets = endpoint.secrets  # redacted from every message before it is cut short
-    try:
-        client = shared_client(openai.OpenAI, api_key=endpoint.api_key, base_url=endpoint.base_url, max_retries=0)
-    except openai.OpenAIError as err:
-        raise JudgeCallError(f"cannot create the OpenAI client for the judge: {brief(err, secrets)}; "
-                             "set OPENAI_API_KEY", requests=0) from err
-    create: Any = client.chat.completions.create  # typed loosely: the schema is a plain dict built at run time
+    if not endpoint.api_key:
+        raise JudgeCallError("no OpenAI API key for the judge; set OPENAI_API_KEY (or CODEX_API_KEY)", requests=0)
+    headers = {"authorization": f"Bearer {endpoint.api_key}"}
+    # What the SDK would send from the environment: the organisation and project a key is billed to.
+    for variable, header in (("OPENAI_ORG_ID", "openai-organization"), ("OPENAI_PROJECT_ID", "openai-project")):
+        if os.environ.get(variable):
+            headers[header] = os.environ[variable]
+    base_url = (endpoint.base_url or DEFAULT_OPENAI_URL).rstrip("/")
     body = params(request, endpoint)
 
-    def attempt(timeout: float) -> Any:
-        try:
-            completion = create(**body, timeout=timeout)
-        except openai.APIStatusError as err:
-            text = f"OpenAI API answered HTTP {err.status_code}: {brief(err.message, secrets)}"
-            if err.status_code in _RETRY_STATUS:
-                raise TransientError(text, retry_after=retry_after(err.response.headers),
-                                     status=err.status_code) from err
-            raise JudgeCallError(text + _hint(err.status_code, request.temperature)) from err
-        except openai.APIConnectionError as err:  # includes timeouts
-            raise TransientError(f"cannot reach the OpenAI API at {client.base_url}: {brief(err, secrets)}") from err
-        except (openai.APIResponseValidationError, ValueError) as err:  # a 200 whose body is not a completion
-            raise TransientError(f"the OpenAI API sent an unreadable reply: {brief(err, secrets)}") from err
-        except openai.OpenAIError as err:
-            raise JudgeCallError(f"the OpenAI client failed: {brief(err, secrets)}") from err
-        if not hasattr(completion, "choices"):  # the SDK hands back a non-JSON body as plain text
-            raise TransientError(f"the OpenAI API sent a non-JSON reply: {brief(completion, secrets)}")
+    def attempt(timeout: float) -> dict[str, Any]:
+        completion = post(f"{base_url}/chat/completions", body, headers=headers, timeout=timeout, who="OpenAI",
+                          base_url=base_url, secrets=secrets, hint=lambda status: _hint(status, request.temperature))
+        if not isinstance(completion.get("choices"), list):  # a 200 whose body is not a completion
+            raise TransientError(f"the OpenAI API sent an unreadable reply: {brief(completion, secrets)}")
         return completion
 
     completion, attempts = with_retries(attempt, key=("openai", endpoint.model))
@@ -83,18 +69,18 @@ def reply_of(completion: Any, request: JudgeRequest, endpoint: Endpoint, attempt
     """The verdict a chat completion carries (from a call, or a batch's output line); batch rates with `batch`."""
     secrets = endpoint.secrets
     usage = _usage(completion, endpoint.model, attempts, batch=batch)
-    choices = getattr(completion, "choices", None) or []
+    choices = field(completion, "choices") or []
     if not choices:
         raise JudgeCallError("the OpenAI API returned no choices", requests=attempts)
     choice = choices[0]
-    if getattr(choice, "finish_reason", None) == "length":
+    if field(choice, "finish_reason") == "length":
         raise JudgeCallError(f"the judge's reply was cut off at max_completion_tokens={request.max_tokens}",
                              requests=attempts)
-    message = getattr(choice, "message", None)
-    refusal = getattr(message, "refusal", None)
+    message = field(choice, "message")
+    refusal = field(message, "refusal")
     if refusal:
         raise JudgeCallError(f"the judge model refused: {brief(refusal, secrets)}", requests=attempts)
-    text = str(getattr(message, "content", None) or "")
+    text = str(field(message, "content") or "")
     data: dict[str, Any] | None = None
     try:
         value = json.loads(text)
@@ -105,10 +91,10 @@ def reply_of(completion: Any, request: JudgeRequest, endpoint: Endpoint, attempt
 
 
 def _usage(completion: Any, model: str, attempts: int, *, batch: bool = False) -> Usage:
-    raw = getattr(completion, "usage", None)
-    prompt = getattr(raw, "prompt_tokens", None)
-    output = getattr(raw, "completion_tokens", None)
-    cached = getattr(getattr(raw, "prompt_tokens_details", None), "cached_tokens", None)
+    raw = field(completion, "usage")
+    prompt = field(raw, "prompt_tokens")
+    output = field(raw, "completion_tokens")
+    cached = field(field(raw, "prompt_tokens_details"), "cached_tokens")
     prompt = prompt if isinstance(prompt, int) else None
     output = output if isinstance(output, int) else None
     cached = cached if isinstance(cached, int) else None

@@ -12,7 +12,6 @@ import os
 from collections.abc import Iterable, Mapping
 from urllib.parse import urlsplit
 
-from skillmake.run import sdk
 from skillmake.run.judges.resolve import Choice, applicable, choose, endpoint
 from skillmake.spec.model import Spec
 
@@ -56,9 +55,7 @@ def _choice_problems(choice: Choice, env: Mapping[str, str]) -> list[str]:
                        "or change judge.provider")
     elif choice.provider == "codex":
         out.extend(_codex_problems(target.secrets, env, which))
-    elif not sdk.available(choice.provider):
-        out.append(f"the judge needs the {choice.provider} Python SDK ({which}); {sdk.missing_hint(choice.provider)}")
-    elif not target.secrets:
+    elif not target.secrets:  # the API judges need no SDK (run/wire.py), only a key
         out.append(f"the judge needs {_KEYS[choice.provider]} ({which}); set it, or change judge.provider")
     if target.base_url and not _is_http_url(target.base_url):
         variable = _URLS[choice.provider]

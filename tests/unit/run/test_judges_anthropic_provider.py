@@ -1,4 +1,4 @@
-"""Pins at the Anthropic judge provider's edges, through the real anthropic SDK against the loopback fake API:
+"""Pins at the Anthropic judge provider's edges, over the standard library (run/wire.py) against the loopback fake API:
 which statuses are retried and which are not, the hint each refusal carries, strict tool use dropped only when a
 400 names it, the temperature sent only when set, the server's retry-after honoured, the reply's usage, and the
 shared clients (one per set of options and environment, the oldest closed when a ninth arrives). Written for
@@ -6,6 +6,7 @@ bench/mutation.py's `anthropic_judge` target: each test kills a one-line bug the
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
 from typing import Any, ClassVar
 
@@ -119,20 +120,31 @@ def test_usage_and_cost_come_from_the_reply(api: FakeAPI) -> None:
     assert reply.text == "because"
 
 
-def test_a_missing_sdk_is_an_error_before_any_request(api: FakeAPI, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_judge_needs_no_sdk(api: FakeAPI, monkeypatch: pytest.MonkeyPatch) -> None:
     def missing(name: str, *, what: str) -> Any:
         raise sdk.MissingSDK(name, what=what)
 
     monkeypatch.setattr(sdk, "load", missing)
-    with pytest.raises(JudgeCallError) as err:
-        provider.complete(request(), endpoint(api))
-    assert err.value.requests == 0 and api.requests == []
+    monkeypatch.setitem(sys.modules, "anthropic", None)  # `import anthropic` now fails, as on an install without it
+    api.enqueue(Reply.tool_use(TOOL_NAME, VERDICT), endpoint=MESSAGES)
+    assert provider.complete(request(), endpoint(api)).data == VERDICT
+    sent = api.requests[0].headers
+    assert (sent["x-api-key"], sent["anthropic-version"], sent["content-type"]) == (KEY, "2023-06-01",
+                                                                                  "application/json")
+
+
+def test_an_auth_token_is_sent_as_a_bearer_token(api: FakeAPI) -> None:
+    api.enqueue(Reply.tool_use(TOOL_NAME, VERDICT), endpoint=MESSAGES)
+    token = Endpoint(provider="anthropic", model="claude-sonnet-4-6", base_url=api.url, auth_token="tok-123456789")
+    provider.complete(request(), token)
+    assert api.requests[0].headers["authorization"] == "Bearer tok-123456789"
+    assert "x-api-key" not in api.requests[0].headers
 
 
 @pytest.mark.parametrize(("headers", "seconds"), [
     ({"retry-after-ms": "1500"}, 1.5), ({"retry-after": "2"}, 2.0),
     ({"retry-after-ms": "250", "retry-after": "9"}, 0.25),  # the finer one first
-    ({"retry-after": "-3"}, 0.0), ({"retry-after": "Wed, 21 Oct 2026 07:28:00 GMT"}, None),
+    ({"retry-after": "-3"}, 0.0), ({"retry-after": "Wed, 21 Oct 2020 07:28:00 GMT"}, 0.0),  # a date gone by
     ({"retry-after-ms": "soon", "retry-after": "4"}, 4.0), ({}, None), (None, None),
 ])
 def test_retry_after_reads_the_servers_wait(headers: dict[str, str] | None, seconds: float | None) -> None:
