@@ -154,9 +154,15 @@ def settle(project: Project, wanted_requests: Mapping[str, Wanted], *, say: Call
             target = endpoints.get((data["provider"], data.get("model", "")))
             if target is None:
                 continue
-            summary.resumed.append(data["id"])
             say(f"batch {data['id']}: resuming the {len(data['ids'])} judge requests sent by an earlier run")
-            _wait(project, data, target, say=say, poll_s=poll_s)
+            try:
+                _wait(project, data, target, say=say, poll_s=poll_s)
+            except batch_providers.BatchGone:  # another account or base URL: waiting on it would fail every run
+                say(f"batch {data['id']}: {data['provider']} does not know this batch (another key or base URL?); "
+                    "its requests are sent again")
+                _path(project, data["provider"], data["id"]).unlink(missing_ok=True)
+                continue
+            summary.resumed.append(data["id"])
     in_flight = {cid for data in stored(project) for cid in data["ids"] if data["status"] == "open"}
     answered = {cid for data in stored(project) for cid, result in (data.get("results") or {}).items()
                 if "message" in result}

@@ -23,6 +23,10 @@ class BatchError(Exception):
     """A batch could not be submitted or read (auth, a bad request, the API gone): the run's batch task fails."""
 
 
+class BatchGone(BatchError):
+    """The provider does not know the batch (404): stored by a run against another account or base URL."""
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Progress:
     ended: bool
@@ -180,6 +184,8 @@ def _call(endpoint: Endpoint, do: Callable[[Any, float], T]) -> T:
             text = f"{name} batch API answered HTTP {err.status_code}: {brief(_said(err), secrets)}"
             if err.status_code in _RETRY_STATUS:
                 raise TransientError(text, retry_after=anthropic_provider.retry_after(err.response.headers)) from err
+            if err.status_code == 404:
+                raise BatchGone(text) from err
             raise JudgeCallError(text) from err
         except module.APIConnectionError as err:
             raise TransientError(f"cannot reach the {name} batch API: {brief(err, secrets)}") from err

@@ -91,3 +91,21 @@ def test_batch_files_nothing_needs_are_dropped_and_unfinished_ones_kept(project:
     ancient = store(project, "msgbatch_ancient", status="open", results={}, age_days=30)
     batch.settle(project, {cid: batch.Wanted(endpoint=CLAUDE, request=wanted_request)}, say=lambda _: None)
     assert [p.exists() for p in (useful, spent, failed, running, ancient)] == [True, False, False, True, False]
+
+
+def test_a_stored_batch_the_provider_does_not_know_is_sent_again_not_waited_on_forever(project: Any) -> None:
+    from tests.fakeapi import FAKE_KEY, FakeAPI
+
+    request = ask("sent long ago, elsewhere")
+    with FakeAPI() as api:
+        api.default = Reply.tool_use("record_verdict", {"score": 5, "reason": "r"})
+        api.batches.polls = 0
+        target = Endpoint(provider="anthropic", model="claude-sonnet-4-6", base_url=api.url, api_key=FAKE_KEY)
+        cid = batch.custom_id(request, target)
+        old = store(project, "msgbatch_elsewhere", status="open", results={cid: {}})
+        said: list[str] = []
+        summary = batch.settle(project, {cid: batch.Wanted(endpoint=target, request=request)}, say=said.append,
+                               poll_s=0.01)
+        assert not old.exists() and len(summary.created) == 1 and summary.resumed == [] and summary.failed == 0
+        assert any("does not know this batch" in line for line in said)
+        assert batch.answer(project)(request, target).data == {"score": 5, "reason": "r"}
