@@ -3,6 +3,7 @@ the next, a command holds nothing of its supervisor's, and none outlives the pro
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -39,7 +40,7 @@ def test_a_stop_sent_after_a_command_ended_does_not_stop_the_next(tmp_path: Path
 def test_a_command_holds_only_its_stdin_stdout_and_stderr(tmp_path: Path, env: dict[str, str]) -> None:
     done = process.run(["python3", "-c", "import os; print(sorted(int(f) for f in os.listdir('/proc/self/fd')))"],
                        cwd=str(tmp_path), env=env, timeout=30)
-    fds = eval(done.stdout)  # noqa: S307 - a list of ints this test's command printed
+    fds = json.loads(done.stdout)
     assert set(fds) - {0, 1, 2} <= {3}, fds  # 3: the listing's own handle on the folder
 
 
