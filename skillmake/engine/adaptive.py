@@ -70,9 +70,14 @@ def waits(plan: SpecPlan, item: Item, *, exists: Callable[[Item], bool]) -> list
     before = [n for n in stop_points(adaptive.least, adaptive.most, adaptive.batch) if n <= item.k]
     if not before:
         return []
-    return [f"grade:{other.name}" for other in plan.items
-            if other.case.id == item.case.id and other.arm.name == item.arm.name and other.k < before[-1]
-            and exists(other)]
+    held = _GROUPS.get(id(plan))
+    if held is None or held[0] is not plan:  # once per plan: a cell's items, not a scan of the spec's per trial
+        held = _GROUPS[id(plan)] = (plan, _groups(plan.items))
+    group = held[1].get((item.case.id, item.arm.name), [])
+    return [f"grade:{other.name}" for other in group if other.k < before[-1] and exists(other)]
+
+
+_GROUPS: dict[int, tuple[SpecPlan, dict[tuple[str, str], list[Item]]]] = {}
 
 
 def _cell(project: Project, spec: Spec, item: Any, k: int) -> Cell:
