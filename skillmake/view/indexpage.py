@@ -100,15 +100,19 @@ def _row(links: Links, row: Row) -> str:
     spent, saved = (usage.get("spent") or {}).get("cost_usd"), (usage.get("reused") or {}).get("cost_usd")
     report_href = links.spec(name, "report.json")
     skill_arms = {n for n, a in report["arms"].items() if a.get("skill")}
-    failed_cells = sum(1 for r in report["rows"] if r["arm"] in skill_arms and r["passed"] < r["expected"])
+    # An adaptive cell (trials: {min, max, decide}) fails by its decision, not by each trial that failed.
+    failed_cells = sum(1 for r in report["rows"] if r["arm"] in skill_arms and (
+        r["adaptive"]["decision"] != "pass" if r.get("adaptive") else r["passed"] < r["expected"]))
     notes = len(row.feedback.notes)
     state = "pass" if verdict["passed"] else "fail"
-    reasons = "; ".join(verdict.get("reasons") or ())
+    reasons = "; ".join([*(verdict.get("reasons") or ()), *(verdict.get("warnings") or ())])
     text = " ".join([name, report["spec"]["skill"], report["spec"]["path"], reasons]).lower()
     cells = [
         f'<td><a data-open href="{e(spec_href)}"><b>{e(name)}</b></a><br>'
         f'<span class="mute">{e(report["spec"]["skill"])} · <code>{e(report["spec"]["path"])}</code></span></td>',
         f'<td><span class="badge {state}" title="{e(reasons)}">{"passed" if verdict["passed"] else "FAILED"}</span>'
+        + (f'<br><span class="mute">{verdict["inconclusive"]} inconclusive</span>' if verdict.get("inconclusive")
+           else "")
         + (f'<br><span class="mute">{failed_cells} cell(s) failing with the skill</span>' if failed_cells else "")
         + "</td>",
         f'<td class="num">{"<br>".join(arms)}</td>',

@@ -105,6 +105,8 @@ def test_the_viewer_and_benchmark_json_show_each_decision(project: Project) -> N
     assert '<span class="tag">pass after 9/12</span>' in spec_page
     assert '<span class="tag bad">inconclusive after 12/12</span>' in spec_page
     assert "1 inconclusive" in spec_page and "adaptive: stopped at 30 of 36 trials" in spec_page
+    index = (project.root / ".skillmake/site/index.html").read_text()
+    assert "1 inconclusive" in index and "2 cell(s) failing with the skill" in index  # bad and mid; good passed
     benchmark = orjson.loads((project.root / ".skillmake/reports/a/benchmark.json").read_bytes())
     config = benchmark["iterations"][-1]["configurations"][0]
     assert config["skillmake"]["adaptive"] == {"pass": 1, "fail": 1, "inconclusive": 1, "undecided": 0,
