@@ -196,25 +196,27 @@ def submit(url: str, job: Job) -> dict[str, Any]:
     made = client(url)
     future = made.submit(clusterjob.execute, job, pure=False,
                          key=f"skillmake-{job.kind}-{job.tkey.key[7:23]}-{os.urandom(4).hex()}")
+    done = threading.Event()
+    future.add_done_callback(lambda _: done.set())
     try:
-        while True:
+        # Waiting on an event, not on future.result(timeout=…): distributed's timed wait can fail on its own
+        # (an UnboundLocalError when the timeout and the result race).
+        while not done.wait(WAIT_SLICE_S):
             if interrupts.interrupted():
                 raise process.Interrupted("the run was interrupted")
-            try:
-                result: dict[str, Any] = future.result(timeout=WAIT_SLICE_S)
-                return result
-            except TimeoutError:
-                continue
-            except JobFailed:
-                raise
-            except (OSError, ConnectionError) as exc:
-                raise ClusterError(f"the Dask scheduler went away while a {job.kind} ran ({exc})",
+        try:
+            result: dict[str, Any] = future.result()
+        except JobFailed:
+            raise
+        except (OSError, ConnectionError) as exc:
+            raise ClusterError(f"the Dask scheduler went away while a {job.kind} ran ({exc})",
+                               hint="nothing was recorded for it; the next run runs it again") from None
+        except Exception as exc:
+            if type(exc).__name__ == "CancelledError":
+                raise ClusterError(f"the cluster cancelled the {job.kind} job (a worker died?)",
                                    hint="nothing was recorded for it; the next run runs it again") from None
-            except Exception as exc:
-                if type(exc).__name__ == "CancelledError":
-                    raise ClusterError(f"the cluster cancelled the {job.kind} job (a worker died?)",
-                                       hint="nothing was recorded for it; the next run runs it again") from None
-                raise
+            raise
+        return result
     except BaseException:
         future.cancel()
         raise

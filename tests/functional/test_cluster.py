@@ -1,0 +1,236 @@
+"""Trials and grades on a real Dask cluster (skillmake/engine/cluster.py): a scheduler and 2 worker processes on
+127.0.0.1, started by the fixture with their own HOME and folder, and stopped by PID (tests/dask_cluster.py)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from tests.dask_cluster import DaskCluster, dask_cluster
+from tests.fakeapi import FakeAPI, Recorded, Reply
+
+from .project import Project
+
+AGENT = r'''
+import os, sys
+from pathlib import Path
+prompt = sys.stdin.read().strip()
+if "broken" in prompt:
+    sys.exit("this agent cannot do that")
+Path("out.txt").write_text(prompt + " " + os.environ["SKILLMAKE_ARM"] + " " + os.environ["SKILLMAKE_TRIAL"] + "\n")
+body = (Path(os.environ["SKILLMAKE_SKILL"]) / "SKILL.md").read_text() if os.environ["SKILLMAKE_SKILL"] else ""
+extra = Path("data.txt").read_text().strip() if Path("data.txt").exists() else ""
+print("HELLO " + prompt.upper() + (" LOUD" if "LOUD" in body else "") + " " + extra + " ["
+      + os.environ["SKILLMAKE_ARM"] + " " + os.environ["SKILLMAKE_TRIAL"] + "]")
+'''
+
+SPEC = """\
+skill: skills/s
+agent: {kind: command, command: [python3, agent.py]}
+trials: 2
+baseline: true
+judge: {provider: anthropic, model: claude-sonnet-4-6}
+cases:
+  - {id: loud, prompt: say hi, input_files: [data.txt], checks: [{type: contains, needle: HELLO}]}
+  - {id: warm, prompt: say bye, rubric: Is the farewell warm?, output_files: [out.txt]}
+  - {id: broken, prompt: broken, checks: [{type: contains, needle: HELLO}]}
+"""
+
+
+def _judge(request: Recorded) -> Reply:
+    return Reply.tool_use("record_verdict", {"score": 4, "reason": "warm enough"})
+
+
+class _Peak:
+    """The most requests the fake API had in hand at once (each held `hold` seconds)."""
+
+    def __init__(self, hold: float) -> None:
+        self.hold = hold
+        self.now = 0
+        self.peak = 0
+        self.lock = threading.Lock()
+
+    def __call__(self, request: Recorded) -> Reply:
+        with self.lock:
+            self.now += 1
+            self.peak = max(self.peak, self.now)
+        time.sleep(self.hold)
+        with self.lock:
+            self.now -= 1
+        return Reply.text("hello from the model")
+
+
+@pytest.fixture(scope="module")
+def api() -> Iterator[FakeAPI]:
+    with FakeAPI() as fake:
+        fake.script = _judge
+        yield fake
+
+
+@pytest.fixture(scope="module")
+def cluster(api: FakeAPI) -> Iterator[DaskCluster]:
+    with dask_cluster(2, nthreads=4, env=api.anthropic_env()) as made:
+        yield made
+
+
+def _project(root: Path) -> Project:
+    p = Project.empty(root)
+    p.write("agent.py", AGENT)
+    p.write("skills/s/SKILL.md", "---\nname: s\ndescription: d\n---\nAnswer LOUD.\n")
+    p.write("data.txt", "from the fixture\n")
+    p.write("t.eval.yaml", SPEC)
+    return p
+
+
+def _records(store: Path) -> dict[str, dict[str, Any]]:
+    """key → what a record says of its result (never when or by which run it was made)."""
+    out = {}
+    for path in sorted((store / "actions").glob("*/*.json")):
+        record = orjson.loads(path.read_bytes())
+        if record["kind"] == "trial":
+            out[record["key"]] = {"outcome": record["outcome"], "outputs": record["outputs"],
+                                  "workspace": record["workspace"], "labels": record["labels"]}
+        else:
+            out[record["key"]] = {"outcome": record["outcome"], "trial": record["trial_key"],
+                                  "expectations": [(e["text"], e["passed"]) for e in record["expectations"]]}
+    return out
+
+
+def _attempts(store: Path) -> set[str]:
+    return {orjson.loads(p.read_bytes())["key"] for p in (store / "attempts").glob("*/*.json")}
+
+
+def test_records_on_the_cluster_equal_a_threaded_run_key_for_key(tmp_path: Path, cluster: DaskCluster,
+                                                                   api: FakeAPI) -> None:
+    local = _project(tmp_path / "local")
+    here = local.run("-j", "2", env=api.anthropic_env())
+    assert here.code == 1, here.out + here.err  # the broken case's trials err
+    judged = api.count("/v1/messages")
+    api.reset()
+    api.script = _judge
+
+    shared = tmp_path / "shared"
+    remote = _project(tmp_path / "remote")
+    env = {**api.anthropic_env(), "SKILLMAKE_EXECUTOR": cluster.url, "SKILLMAKE_REMOTE": shared.as_uri()}
+    there = remote.run("-j", "4", env=env)
+    assert there.code == 1, there.out + there.err
+    assert (there.trials, there.grades) == (here.trials, here.grades) == (12, 12), there.out
+    assert api.count("/v1/messages") == judged == 4  # the judge calls were made on the workers
+
+    mine, theirs = _records(local.root / ".skillmake"), _records(remote.root / ".skillmake")
+    # 8 trials + 8 grades with results; the 4 broken trials have none
+    assert mine == theirs and len(mine) == 16
+    assert _records(shared) == mine  # the shared store holds every record, with its objects (read back from it)
+    broken = _attempts(remote.root / ".skillmake")
+    assert broken == _attempts(local.root / ".skillmake") and len(broken) == 5  # 4 trials, and their one grade key
+    assert "this agent cannot do that" in there.out + there.err
+    rows = [orjson.loads((p.root / ".skillmake/reports/t/report.json").read_bytes())["rows"] for p in (local, remote)]
+    # the same report, row for row, but for which run drew each sample
+    assert [sorted(k for k in a if a[k] != b[k]) for a, b in zip(*rows, strict=True)] == [["trial_runs"]] * 6
+
+    again = remote.run("-j", "4", env=env)  # errors are never cached: only the broken trials run again
+    assert (again.trials, again.grades) == (4, 4), again.out + again.err
+    assert not cluster.descendants()
+
+
+def test_a_worker_reads_the_project_from_the_store_never_from_the_submitting_disk(tmp_path: Path,
+                                                                                  cluster: DaskCluster) -> None:
+    from skillmake.engine import cluster as executor
+    from skillmake.engine.plan import plan_spec
+    from skillmake.run.project import Project as Opened
+
+    p = _project(tmp_path / "p")
+    shared = tmp_path / "shared"
+    os.environ["SKILLMAKE_REMOTE"] = shared.as_uri()
+    try:
+        project = Opened.open(str(p.root))
+        item = next(i for i in plan_spec(project, project.specs[0]).items
+                    if i.case.id == "loud" and i.arm.name == "with_skill")
+        job = executor.make_job(project, item, "trial", resample=False)
+    finally:
+        del os.environ["SKILLMAKE_REMOTE"]
+    assert sorted(job.files) == ["agent.py", "data.txt", "skills/s/SKILL.md"]
+    shutil.rmtree(p.root)  # nothing of the project is left on this disk but the shared store
+
+    result = executor.submit(cluster.url, job)
+    record = result["record"]
+    assert (record["outcome"], result["ran"]) == ("completed", True), record["error"]
+    output = (shared / "objects" / record["outputs"]["output"][7:9] / record["outputs"]["output"][9:]).read_text()
+    assert output == "HELLO SAY HI LOUD from the fixture [with_skill 0]\n"
+
+
+SLOW = r'''
+import os, subprocess, sys
+from pathlib import Path
+subprocess.run(["sleep", "300"])
+print("too late")
+'''
+
+
+def test_ctrl_c_cancels_the_remote_trials_and_leaves_no_process_on_any_worker(tmp_path: Path,
+                                                                              cluster: DaskCluster) -> None:
+    p = Project.empty(tmp_path / "p", {
+        "agent.py": SLOW, "skills/s/SKILL.md": "---\nname: s\ndescription: d\n---\nbody\n",
+        "t.eval.yaml": "skill: skills/s\nagent: {kind: command, command: [python3, agent.py]}\ntrials: 4\n"
+                       "cases:\n  - {id: slow, prompt: wait, checks: [{type: contains, needle: x}]}\n"})
+    env = dict(os.environ, SKILLMAKE_EXECUTOR=cluster.url, SKILLMAKE_REMOTE=(tmp_path / "shared").as_uri())
+    run = subprocess.Popen([sys.executable, "-m", "skillmake", "-j", "4"], cwd=p.root, env=env,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 120
+        while len([c for _, c in cluster.descendants() if c.startswith("sleep 300")]) < 4:
+            assert run.poll() is None and time.monotonic() < deadline, run.communicate()
+            time.sleep(0.2)
+        on_workers = cluster.descendants()
+        assert {pid for pid, c in on_workers if "skillmake.engine.clusterjob" in c}, on_workers
+        run.send_signal(signal.SIGINT)
+        out, err = run.communicate(timeout=60)
+    finally:
+        if run.poll() is None:
+            run.kill()
+            run.wait()
+    assert run.returncode == 130, out.decode() + err.decode()
+    deadline = time.monotonic() + 30
+    while cluster.descendants() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert cluster.descendants() == []  # no job, no agent, no `sleep` on any worker
+    assert not list((tmp_path / "shared").glob("actions/*/*.json"))  # nothing recorded for the cancelled trials
+
+
+API_SPEC = """\
+skill: skills/s
+agent: {kind: anthropic, model: claude-haiku-4-5}
+trials: 8
+cases:
+  - {id: ask, prompt: say hello, checks: [{type: contains, needle: hello}]}
+"""
+
+
+def test_the_fake_api_never_sees_more_concurrent_requests_than_the_cluster_wide_cap(
+        tmp_path: Path, cluster: DaskCluster, api: FakeAPI) -> None:
+    """8 trials at once on 2 workers × 4 threads, a cap of 2 requests in flight: each job's process would allow 2 on
+    its own (8 at once); the cluster-wide cap holds them to 2."""
+    peak = _Peak(hold=0.6)
+    api.script = peak
+    try:
+        p = Project.empty(tmp_path / "p", {"skills/s/SKILL.md": "---\nname: s\ndescription: d\n---\nbody\n",
+                                           "t.eval.yaml": API_SPEC})
+        env = {**api.anthropic_env(), "SKILLMAKE_EXECUTOR": cluster.url, "SKILLMAKE_MAX_CONNECTIONS": "2",
+               "SKILLMAKE_REMOTE": (tmp_path / "shared").as_uri()}
+        done = p.run("-j", "8", env=env)
+    finally:
+        api.script = _judge
+    assert done.code == 0, done.out + done.err
+    assert done.trials == 8 and api.count("/v1/messages") >= 8
+    assert 1 <= peak.peak <= 2, peak.peak
