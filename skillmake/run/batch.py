@@ -38,6 +38,9 @@ POLL_ENV = "SKILLMAKE_BATCH_POLL"  # seconds between polls (the first poll; late
 POLL_FIRST_S, POLL_MAX_S = 5.0, 60.0
 KEEP_S = 29 * 24 * 3600  # Anthropic keeps a batch's results 29 days; an older batch file is of no use
 BATCHABLE = ("anthropic", "openai")  # the CLI judges (claude-code, codex) have no batch API: they stay synchronous
+# One batch holds at most this much (Anthropic: 100,000 requests or 256 MB; OpenAI: 50,000 requests, a 200 MB file):
+# a larger run is sent as several batches, well under both.
+MAX_REQUESTS, MAX_BYTES = 10_000, 100_000_000
 
 
 def wanted(spec: Spec, config_judge: Mapping[str, Any] | None, *, environ: Mapping[str, str] | None = None) -> bool:
@@ -170,22 +173,49 @@ def settle(project: Project, wanted_requests: Mapping[str, Wanted], *, say: Call
     for cid, want in sorted(wanted_requests.items()):
         if cid not in answered and cid not in in_flight:
             todo.setdefault((want.endpoint.provider, want.endpoint.model), []).append((cid, want.request))
-    for (provider, model), entries in sorted(todo.items()):
-        target = endpoints[(provider, model)]
-        batch_id = batch_providers.submit(target, entries)
-        data = {"schema": "skillmake/judge-batch@1", "provider": provider, "model": model, "id": batch_id,
-                "created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"), "status": "open",
-                "ids": [cid for cid, _ in entries], "results": {}}
-        _write(project, data)  # at once: an interrupted run's next run resumes this batch rather than paying again
-        summary.created.append(batch_id)
-        summary.sent += len(entries)
-        say(f"batch {batch_id}: {len(entries)} judge requests sent to {provider} ({model}) at the batch price")
+    # Every batch is sent (and its id stored) before any is waited for: they are processed side by side.
+    sent = [(_send(project, endpoints[key], entries, summary, say=say), endpoints[key])
+            for key, group in sorted(todo.items()) for entries in _chunks(group)]
+    for data, target in sent:
         _wait(project, data, target, say=say, poll_s=poll_s)
     done = {cid for data in stored(project) for cid, result in (data.get("results") or {}).items()
             if "message" in result}
     summary.failed = len(wanted_requests.keys() - done)
     _CACHE.clear()
     return summary
+
+
+def _chunks(entries: list[tuple[str, JudgeRequest]]) -> Iterable[list[tuple[str, JudgeRequest]]]:
+    """`entries` cut into batches within MAX_REQUESTS and (roughly: the prompt texts) MAX_BYTES."""
+    chunk: list[tuple[str, JudgeRequest]] = []
+    size = 0
+    for entry in entries:
+        request = entry[1]
+        weight = len(request.system.encode()) + len(request.user.encode()) + 4096  # the schema, tool, envelope
+        if chunk and (len(chunk) >= MAX_REQUESTS or size + weight > MAX_BYTES):
+            yield chunk
+            chunk, size = [], 0
+        chunk.append(entry)
+        size += weight
+    if chunk:
+        yield chunk
+
+
+def _send(project: Project, target: Endpoint, entries: list[tuple[str, JudgeRequest]], summary: Summary, *,
+          say: Callable[[str], None]) -> dict[str, Any]:
+    """Create one batch of `entries` and store its id at once; its stored file."""
+    from skillmake.run.judges import batch_providers
+
+    provider, model = target.provider, target.model
+    batch_id = batch_providers.submit(target, entries)
+    data = {"schema": "skillmake/judge-batch@1", "provider": provider, "model": model, "id": batch_id,
+            "created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"), "status": "open",
+            "ids": [cid for cid, _ in entries], "results": {}}
+    _write(project, data)  # at once: an interrupted run's next run resumes this batch rather than paying again
+    summary.created.append(batch_id)
+    summary.sent += len(entries)
+    say(f"batch {batch_id}: {len(entries)} judge requests sent to {provider} ({model}) at the batch price")
+    return data
 
 
 def _endpoints(wanted_requests: Mapping[str, Wanted]) -> dict[tuple[str, str], Endpoint]:

@@ -109,3 +109,21 @@ def test_a_stored_batch_the_provider_does_not_know_is_sent_again_not_waited_on_f
         assert not old.exists() and len(summary.created) == 1 and summary.resumed == [] and summary.failed == 0
         assert any("does not know this batch" in line for line in said)
         assert batch.answer(project)(request, target).data == {"score": 5, "reason": "r"}
+
+
+def test_a_run_larger_than_one_batch_holds_is_sent_as_several_all_before_any_wait(
+        project: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    from tests.fakeapi import FAKE_KEY, FakeAPI
+
+    monkeypatch.setattr(batch, "MAX_REQUESTS", 2)
+    with FakeAPI() as api:
+        api.default = Reply.tool_use("record_verdict", {"score": 5, "reason": "r"})
+        api.batches.polls = 1
+        target = Endpoint(provider="anthropic", model="claude-sonnet-4-6", base_url=api.url, api_key=FAKE_KEY)
+        requests = [ask(f"output {i}") for i in range(5)]
+        wanted = {batch.custom_id(r, target): batch.Wanted(endpoint=target, request=r) for r in requests}
+        summary = batch.settle(project, wanted, say=lambda _: None, poll_s=0.01)
+        order = [(r.method, r.path.count("/")) for r in api.requests]
+    assert len(summary.created) == 3 and summary.sent == 5 and summary.failed == 0
+    assert order[:3] == [("POST", 3)] * 3  # three creates first, then the polls
+    assert all(batch.answer(project)(r, target).data == {"score": 5, "reason": "r"} for r in requests)
