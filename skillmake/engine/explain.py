@@ -70,6 +70,8 @@ def explain(project: Project, plans: tuple[SpecPlan, ...], *, chosen: Chosen | N
             else:
                 totals["grades"] += 1
                 totals["judge_calls"] += judge_calls(item)
+                if _batched(project, item):  # --batch / judge.batch: sent in the run's batch (run/batch.py)
+                    totals["batched"] = totals.get("batched", 0) + judge_calls(item)
                 # The judges' cost where stored grades of the cell show it (an unknown one is not guessed).
                 totals["cost_usd"] += estimator.grade(item, judge_calls=judge_calls(item)).usd or 0.0
                 reasons = (["its trial will run"] if not item.trial_cached or resample
@@ -313,6 +315,12 @@ def _priced(stale: Stale) -> bool:
     return stale.estimate is not None and stale.estimate.usd != 0.0
 
 
+def _batched(project: Project, item: Item) -> bool:
+    from skillmake.run import batch
+
+    return batch.batched(item.spec, item.case, project.config.judge if project.config else None)
+
+
 def render(stale: list[Stale], totals: dict[str, Any]) -> str:
     lines = [f"{s.task}  {'; '.join(s.reasons)}" + (f"  [{s.estimate.shown()}]" if s.estimate and _priced(s) else "")
              for s in stale]
@@ -322,6 +330,8 @@ def render(stale: list[Stale], totals: dict[str, Any]) -> str:
     if not totals["cost_known"]:
         cost += (";" if not cost else "") + " (cost of some trials unknown: no earlier run)"
     judges = f" ({totals['judge_calls']} judge calls)" if totals["judge_calls"] else ""
+    if totals.get("batched"):
+        judges = f" ({totals['judge_calls']} judge calls, {totals['batched']} of them sent as a batch at half price)"
     triggers = reused_triggers = ""
     if totals["triggers"] or totals["triggers_reused"]:
         triggers = f" and {totals['triggers']} trigger trials"

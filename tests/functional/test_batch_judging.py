@@ -209,3 +209,12 @@ def test_plain_doit_runs_the_batch_task_too(tmp_path: Path) -> None:
         assert done.code == 0, done.out + done.err
         assert len(api.batches.created) == 1 and api.count("/v1/messages") == 0
     assert [r["outcome"] for r in grades(project)] == ["pass", "pass"]
+
+
+def test_explain_says_which_judge_calls_a_batch_would_make(tmp_path: Path) -> None:
+    project = new_project(tmp_path / "p", 3)
+    plain = project.run("explain")
+    batched = project.run("explain", "--batch")
+    assert plain.code == batched.code == 0, plain.out + plain.err + batched.out + batched.err
+    assert "(3 judge calls)" in plain.out
+    assert "(3 judge calls, 3 of them sent as a batch at half price)" in batched.out
