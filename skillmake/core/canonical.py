@@ -12,7 +12,9 @@ KEY_VERSION = 1  # bump only on purpose: every cached trial and grade becomes st
 
 def canonical_json(value: Any) -> bytes:
     """Bytes that are equal exactly when the data is equal (sorted keys, no spaces)."""
-    return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+    # orjson's bytes keep the 4 KiB buffer they were written into; key parts are kept for the whole run (one per
+    # case and arm), so they are copied to their size: 40 MiB less at 30,000 trials (bench/memory.py).
+    return bytes(memoryview(orjson.dumps(value, option=orjson.OPT_SORT_KEYS)))
 
 
 def digest_bytes(data: bytes) -> str:

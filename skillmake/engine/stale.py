@@ -20,10 +20,12 @@ from skillmake.run.project import Project
 class Stale:
     """False to doit; str() says why (computed on first use)."""
 
-    __slots__ = ("_text", "_why")
+    __slots__ = ("_args", "_text", "_why")
 
-    def __init__(self, why: Callable[[], list[str]] | str) -> None:
+    def __init__(self, why: Callable[..., list[str]] | str, *args: Any) -> None:
+        # A function and its arguments rather than a closure: a first run holds one per stale task (30,000 × 2).
         self._why = why
+        self._args = args
         self._text: str | None = why if isinstance(why, str) else None
 
     def __bool__(self) -> bool:
@@ -32,7 +34,7 @@ class Stale:
     def __str__(self) -> str:
         if self._text is None:
             try:
-                self._text = "; ".join(self._why() if callable(self._why) else [self._why])
+                self._text = "; ".join(self._why(*self._args) if callable(self._why) else [self._why])
             except Exception as exc:  # diagnostics only: never break `doit info`
                 self._text = f"stale (reason unknown: {type(exc).__name__})"
         return self._text
@@ -44,9 +46,13 @@ class Stale:
         return (Stale, (str(self),))
 
 
+_NO_ARGS: list[Any] = []  # shared: doit only passes them to an uptodate value it can call, which a Stale is not
+_NO_KWARGS: dict[str, Any] = {}
+
+
 def uptodate(value: bool | Stale) -> list[Any]:
     """A task's `uptodate` list: a plain bool when up to date, else the reason as a (value, args, kwargs) tuple."""
-    return [value] if value is True else [(value, [], {})]
+    return [value] if value is True else [(value, _NO_ARGS, _NO_KWARGS)]
 
 
 def trial(project: Project, item: Item, *, resample: bool) -> bool | Stale:
@@ -54,7 +60,15 @@ def trial(project: Project, item: Item, *, resample: bool) -> bool | Stale:
         return Stale("resampling: --resample draws a fresh sample even though one is stored")
     if item.trial_cached:
         return True
-    return Stale(lambda: explain.trial_reasons(project, item, explain.kept(project, item, "trial.json")))
+    return Stale(_trial_reasons, project, item)
+
+
+def _trial_reasons(project: Project, item: Item) -> list[str]:
+    return explain.trial_reasons(project, item, explain.kept(project, item, "trial.json"))
+
+
+def _grade_reasons(project: Project, item: Item) -> list[str]:
+    return explain.grade_reasons(project, item, explain.kept(project, item, "grade.json"))
 
 
 def grade(project: Project, item: Item, *, resample: bool) -> bool | Stale:
@@ -64,7 +78,7 @@ def grade(project: Project, item: Item, *, resample: bool) -> bool | Stale:
         return Stale("its trial will run")
     if item.grade_cached:
         return True
-    return Stale(lambda: explain.grade_reasons(project, item, explain.kept(project, item, "grade.json")))
+    return Stale(_grade_reasons, project, item)
 
 
 def trigger(project: Project, item: TriggerItem, *, resample: bool) -> bool | Stale:
@@ -72,7 +86,7 @@ def trigger(project: Project, item: TriggerItem, *, resample: bool) -> bool | St
         return Stale("resampling: --resample draws a fresh sample even though one is stored")
     if item.cached:
         return True
-    return Stale(lambda: explain.trigger_reasons(project, item))
+    return Stale(explain.trigger_reasons, project, item)
 
 
 def report(fresh: bool | Stale, *, resample: bool, complete: bool) -> bool | Stale:

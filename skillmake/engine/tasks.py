@@ -223,15 +223,25 @@ def trial_tasks(root: str) -> Iterator[dict[str, Any]]:
             uptodate = stale.uptodate(stale.trial(project, item, resample=resample))
             # trials: {min, max, decide}: a trial waits for its cell's grades before its last look (adaptive.py)
             waits = adaptive.waits(plan, item, exists=lambda i: _grade_task_exists(i, full, chosen))
-            view = trial_dir(project.runs_dir, item.spec, item.case, item.arm.name, item.k).root
-            stamp = project.reports_dir / item.spec.name / STAMP  # the report must check the view out again
             yield {"basename": "trial", "name": item.name,
                    "actions": [(actions.run_trial, [project, item], {"resample": resample})],
                    "file_dep": _file_deps(project, item) if _shows_file_deps(uptodate[0] is True) else [],
                    "uptodate": uptodate, **({"task_dep": waits} if waits else {}),
-                   "clean": [(_remove, [project, str(view)]), (_remove, [project, str(stamp)])],
-                   "meta": {clean.META: "trial view"}, "io": {"capture": False}, "verbosity": 0,
+                   **(_trial_clean(project, item) if full else {}), "io": _NO_CAPTURE, "verbosity": 0,
                    **_info_doc(project, item)}
+
+
+# One dict for every trial and grade task (doit copies it into the task's IOConfig).
+_NO_CAPTURE: dict[str, Any] = {"capture": False}
+
+
+def _trial_clean(project: Project, item: Item) -> dict[str, Any]:
+    """What `doit clean` does for a trial: remove its view and its report's stamp. Only a full graph carries it
+    (`clean` always builds one): a plain run's 30,000 trial tasks would hold 60,000 clean actions for nothing."""
+    view = trial_dir(project.runs_dir, item.spec, item.case, item.arm.name, item.k).root
+    stamp = project.reports_dir / item.spec.name / STAMP  # the report must check the view out again
+    return {"clean": [(_remove, [project, str(view)]), (_remove, [project, str(stamp)])],
+            "meta": {clean.META: "trial view"}}
 
 
 def grade_tasks(root: str) -> Iterator[dict[str, Any]]:
@@ -255,7 +265,7 @@ def grade_tasks(root: str) -> Iterator[dict[str, Any]]:
                    "task_dep": ([f"trial:{item.name}"] if _trial_task_exists(item, full, chosen) else []) + waits
                    + (["batch"] if batched else []),
                    "uptodate": stale.uptodate(stale.grade(project, item, resample=resample)),
-                   "io": {"capture": False}, "verbosity": 0}
+                   "io": _NO_CAPTURE, "verbosity": 0}
 
 
 def _batched(project: Project, item: Item) -> bool:
