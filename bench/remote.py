@@ -3,13 +3,16 @@
 1. First clone: every trial runs, and every record and object goes up.
 2. Second clone (a fresh copy of the project files, no .skillmake/): every result comes down, no trial runs —
    agent calls 0 (counted from the closing line), wall time vs the first clone, bytes moved.
-3. A warm no-op with the remote configured vs without, interleaved: a warm local store must not pay a network
-   round trip per trial. The remote is reached through a counting proxy, so the table says how many bytes of
-   requests the no-op sent (0 is the target).
+3. Two fresh clones started at the same moment (trials that sleep, so they overlap): the remote's leases make
+   each trial key run once in all. With `--before DIR` (an older checkout) the same race runs on it too.
+4. A warm no-op of a large suite (default 6,000 trials, made offline) with the remote configured vs without, and
+   `explain` of it, interleaved: a warm local store must not pay a network round trip per trial. The remote is
+   reached through a counting proxy, so the table says how many bytes of requests they sent (0 is the target).
 
 The suite has no judge (bench/ must not need the fake API); tests/functional/test_remote.py counts judge calls.
 
-    python bench/remote.py [--specs 4 --cases 25 --trials 3] [--runs 3] [--jobs 4]
+    python bench/remote.py [--specs 4 --cases 25 --trials 3] [--noop-specs 20 --noop-cases 50] [--runs 3]
+                           [--jobs 4] [--race-cases 10 --sleep 0.3] [--before DIR]
 """
 
 from __future__ import annotations
@@ -42,13 +45,41 @@ def run(cwd: Path, env: dict[str, str], jobs: int) -> tuple[float, int, int, int
     t0 = time.perf_counter()
     proc = subprocess.run([sys.executable, "-m", "skillmake", "-j", str(jobs)], cwd=cwd, env=env,
                           capture_output=True, text=True)
-    wall = time.perf_counter() - t0
-    if proc.returncode not in (0, 1):
-        raise SystemExit(f"skillmake failed in {cwd}:\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}")
-    ran = _SUMMARY.search(proc.stdout)
-    moved = _REMOTE.search(proc.stdout)
+    return parsed(proc.stdout, proc.stderr, proc.returncode, time.perf_counter() - t0, cwd)
+
+
+def parsed(out: str, err: str, code: int, wall: float, cwd: Path) -> tuple[float, int, int, int, int, int]:
+    if code not in (0, 1):
+        raise SystemExit(f"skillmake failed in {cwd}:\n{out[-2000:]}\n{err[-2000:]}")
+    ran = _SUMMARY.search(out)
+    moved = _REMOTE.search(out)
     f, down, s, up = (int(g.replace(",", "")) for g in moved.groups()) if moved else (0, 0, 0, 0)
     return wall, int(ran.group(1)) if ran else 0, f, down, s, up
+
+
+def race(base: Path, env: dict[str, str], *, cases: int, sleep: float, jobs: int, label: str,
+         pythonpath: str | None = None) -> tuple[str, float, float, int, int, int]:
+    """Two fresh clones of a suite whose trials sleep, started at once against one bucket: (label, wall of each,
+    trials ran in each, trials in the suite)."""
+    project = base / f"race-{label}"
+    project.mkdir()
+    trials = build_suite(project, specs=1, cases=cases, trials=2, distinct=True)
+    spec = project / "s0.eval.yaml"
+    spec.write_text(spec.read_text().replace("cat > answer.txt;", f"sleep {sleep}; cat > answer.txt;"))
+    clones = [project.with_name(f"{project.name}-{n}") for n in ("a", "b")]
+    for c in clones:
+        shutil.copytree(project, c)
+    env = dict(env, SKILLMAKE_REMOTE=env["SKILLMAKE_REMOTE"] + f"-{label}")
+    if pythonpath:
+        env["PYTHONPATH"] = pythonpath
+    t0 = time.perf_counter()
+    procs = [subprocess.Popen([sys.executable, "-m", "skillmake", "-j", str(jobs)], cwd=c, env=env, text=True,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE) for c in clones]
+    done = []
+    for c, proc in zip(clones, procs, strict=True):
+        out, err = proc.communicate()
+        done.append(parsed(out, err, proc.returncode, time.perf_counter() - t0, c))
+    return label, done[0][0], done[1][0], done[0][1], done[1][1], trials
 
 
 def main() -> None:
@@ -58,6 +89,11 @@ def main() -> None:
     parser.add_argument("--trials", type=int, default=3)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--jobs", type=int, default=4)
+    parser.add_argument("--noop-specs", type=int, default=20, help="the no-op's suite: 20 × 50 cases × 2 arms × 3")
+    parser.add_argument("--noop-cases", type=int, default=50)
+    parser.add_argument("--race-cases", type=int, default=10, help="the race's suite: cases × 2 arms × 2 trials")
+    parser.add_argument("--sleep", type=float, default=0.3, help="seconds each of the race's trials takes")
+    parser.add_argument("--before", help="an older checkout: the race runs on it too (PYTHONPATH)")
     args = parser.parse_args()
 
     base = Path(tempfile.mkdtemp(prefix="skillmake-bench-remote-"))
@@ -79,22 +115,41 @@ def main() -> None:
             print(table(["run", "wall s", "trials ran", "records down/up", "bytes down/up"], rows))
             print(f"second clone / first clone wall time: {two[0] / one[0]:.3f}; agent calls in the second: {two[1]}")
 
+            print(f"race: two clones at once, {args.race_cases * 4} trials of {args.sleep} s …", flush=True)
+            races = [race(base, env, cases=args.race_cases, sleep=args.sleep, jobs=args.jobs, label="now")]
+            if args.before:
+                races.append(race(base, env, cases=args.race_cases, sleep=args.sleep, jobs=args.jobs,
+                                  label="before", pythonpath=str(Path(args.before).resolve())))
+            print(table(["two clones at once", "wall a s", "wall b s", "ran in a", "ran in b", "ran in all",
+                         "trials"], [(r[0], f"{r[1]:.2f}", f"{r[2]:.2f}", r[3], r[4], r[3] + r[4], r[5])
+                                     for r in races]))
+
+            big = base / "noop"
+            big.mkdir()
+            size = build_suite(big, specs=args.noop_specs, cases=args.noop_cases, trials=args.trials, distinct=True)
+            print(f"no-op suite: {size} trials, made offline …", flush=True)
+            offline = dict(env, SKILLMAKE_OFFLINE="1")
+            subprocess.run([sys.executable, "-m", "skillmake", "-j", str(args.jobs), "-q"], cwd=big, env=offline,
+                           capture_output=True, check=False)
             seen: list[int] = []
             with slow_proxy(s3.endpoint, delay=0.0, seen=seen) as endpoint:
                 counted = dict(env, AWS_ENDPOINT_URL=endpoint)
-                offline = dict(env, SKILLMAKE_OFFLINE="1")
                 argv = [sys.executable, "-m", "skillmake"]
-                samples: dict[str, list[float]] = {"no remote": [], "remote configured": []}
+                warm = [("no-op, no remote", argv, offline), ("no-op, remote configured", argv, counted),
+                        ("explain, no remote", [*argv, "explain"], offline),
+                        ("explain, remote configured", [*argv, "explain"], counted)]
+                samples: dict[str, list[float]] = {name: [] for name, _, _ in warm}
                 for i in range(args.runs + 1):  # one warm-up each, then interleaved
-                    for name, e in (("no remote", offline), ("remote configured", counted)):
-                        wall = timed(argv, cwd=second, env=e)[0]
+                    for name, a, e in warm:
+                        wall = timed(a, cwd=big, env=e)[0]
                         if i:
                             samples[name].append(wall)
-            none, remote = statistics.median(samples["no remote"]), statistics.median(samples["remote configured"])
-            print(table(["warm no-op", "median wall s", "runs"],
-                        [(name, f"{statistics.median(v):.3f}", len(v)) for name, v in samples.items()]))
-            print(f"no-op with the remote / without: {remote / none:.3f}; bytes sent to the remote by "
-                  f"{args.runs + 1} no-ops: {sum(seen)}")
+            med = {name: statistics.median(v) for name, v in samples.items()}
+            print(table([f"warm, {size} trials", "median wall s", "runs"],
+                        [(name, f"{med[name]:.3f}", len(v)) for name, v in samples.items()]))
+            print(f"no-op with the remote / without: {med['no-op, remote configured'] / med['no-op, no remote']:.3f}; "
+                  f"explain: {med['explain, remote configured'] / med['explain, no remote']:.3f}; bytes sent to the "
+                  f"remote by {2 * (args.runs + 1)} warm runs with it configured: {sum(seen)}")
     finally:
         shutil.rmtree(base, ignore_errors=True)
 

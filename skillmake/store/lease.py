@@ -9,8 +9,8 @@ never cached: the waiter runs it itself).
 
 A holder that crashed leaves its lease behind. Its holder rewrites the file every ttl/4 seconds (a heartbeat);
 a waiter that sees the same bytes for `ttl` seconds of its own clock (never a comparison of two machines' clocks)
-takes the lease over by creating the next generation — again create-if-absent, so of several waiters one wins —
-and removes the dead generations below it.
+takes the lease over by creating the next generation — again create-if-absent, so of several waiters one wins.
+The dead generations stay until that holder lets go, so a newcomer (whose first try is generation 0) waits too.
 
 On a remote whose file system has no create-if-absent (fsspec's generic fallback checks, then writes) two clones
 may both run a key in a narrow race: the cost is a duplicate trial, never a wrong result.
@@ -81,8 +81,11 @@ class Leases:
         """The path of the lease made, or None: the key's record is in the remote (another holder made it)."""
         remote = self.remote
         folder = f"{remote.lease_folder()}/{hex_of(key)}"
+        first = f"{folder}/{0:010d}"
+        if remote.create(first, self._content(0)):  # the common case, one request: nobody holds the key
+            return self._holding(first)
         limit = ttl()
-        poll = min(2.0, limit / 8)
+        poll = min(1.0, limit / 8)
         seen: dict[str, tuple[bytes, float]] = {}  # lease path → (its bytes, when this process first saw them)
         while True:
             if remote.has_entry(key):
@@ -96,32 +99,37 @@ class Leases:
                 if data is None:  # released just now: look again
                     continue
                 now = time.monotonic()
-                first = seen.get(top)
-                if first is None or first[0] != data:
+                saw = seen.get(top)
+                if saw is None or saw[0] != data:
                     seen[top] = (data, now)
                     time.sleep(poll)
                     continue
-                if now - first[1] < limit:  # alive (or not silent for long enough yet)
+                if now - saw[1] < limit:  # alive (or not silent for long enough yet)
                     time.sleep(poll)
                     continue
-            number = generations[-1] + 1 if generations else 0
-            path = f"{folder}/{number:010d}"
-            if not remote.create(path, self._content(0)):
-                continue  # another waiter took it first
-            with self._lock:
-                self._held[path] = 0
-            self._start_beating()
-            for dead in generations:  # silent for `ttl`: their holders are gone
-                remote.remove(f"{folder}/{dead:010d}")
-            return path
+            # Free, or its holder silent for `ttl`: the next generation. The dead ones stay until this holder lets
+            # go (so a newcomer's first create fails and it waits), then go with it.
+            path = f"{folder}/{generations[-1] + 1 if generations else 0:010d}"
+            if remote.create(path, self._content(0)):
+                return self._holding(path)
+
+    def _holding(self, path: str) -> str:
+        with self._lock:
+            self._held[path] = 0
+        self._start_beating()
+        return path
 
     def _content(self, beat: int) -> bytes:
         return orjson.dumps({"holder": self.holder, "beat": beat, "token": secrets.token_hex(4)})
 
     def _release(self, path: str) -> None:
+        """Let go: the dead generations below this one first, this one last (a newcomer meanwhile waits a poll)."""
+        folder, number = path.rsplit("/", 1)
         with self._lock:
             self._held.pop(path, None)
             with contextlib.suppress(Exception):  # a lease left behind expires: a waiter takes it over
+                for dead in range(int(number)):
+                    self.remote.remove(f"{folder}/{dead:010d}")
                 self.remote.remove(path)
 
     # --- the heartbeat ---------------------------------------------------------------------------------------

@@ -66,23 +66,25 @@ def test_a_crashed_holders_lease_is_taken_over_after_its_ttl(tmp_path: Path, s3:
     for the silent leases to expire (2 s of his own clock) and runs the trials himself."""
     url = s3.make_bucket("team-crash") + "/evals"
     env = {**s3.env(), **api.anthropic_env(), "SKILLMAKE_REMOTE": url, "SKILLMAKE_LEASE_TTL": "2"}
-    alice, bob = slow_clone(tmp_path, "alice", 60), clone(tmp_path, "bob")
+    # The same trial keys in both (sleep.txt is read by the agent, not hashed).
+    alice, bob = slow_clone(tmp_path, "alice", 60), slow_clone(tmp_path, "bob", 0)
     fs = s3fs_of(s3)
 
     def leases() -> list[str]:
         fs.invalidate_cache()
         return [p for p in fs.find("team-crash/evals") if "/leases/" in p] if fs.exists("team-crash/evals") else []
 
-    proc = start(alice, env, "-j", "8")
+    proc = subprocess.Popen([sys.executable, "-m", "skillmake", "-j", "8"], cwd=alice.root, env=dict(os.environ, **env),
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     deadline = time.monotonic() + 60
-    while len(alice.calls()) < CELLS and time.monotonic() < deadline:
-        time.sleep(0.05)
+    while len(leases()) < CELLS and time.monotonic() < deadline:  # every trial started (its agent sleeps first)
+        time.sleep(0.1)
     assert len(leases()) == CELLS
     os.killpg(proc.pid, signal.SIGKILL)
-    proc.communicate()
+    proc.wait()
     t0 = time.monotonic()
     run = bob.run("-j", "8", env=env)
     took = time.monotonic() - t0
     assert run.code == 0, run.out + run.err
     assert run.agent_calls == CELLS and took >= 2.0, (run.out, took)
-    assert not leases()  # the dead generations went with the takeover, the new ones with their release
+    assert not leases()  # the dead generations went with the release of the ones that took them over

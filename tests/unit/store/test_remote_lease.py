@@ -107,7 +107,7 @@ def test_a_silent_lease_is_taken_over_after_the_ttl_and_a_beating_one_is_not(tmp
     t0 = time.monotonic()
     with Remote(url).lease(KEY):
         took = time.monotonic() - t0
-        assert not dead.exists() and (dead.parent / f"{1:010d}").exists()  # generation 1 replaced the dead 0
+        assert dead.exists() and (dead.parent / f"{1:010d}").exists()  # generation 1 over the dead 0
         live = Remote(url)
         waited: list[float] = []
 
