@@ -45,10 +45,12 @@ def read(judge: Any, request: JudgeRequest, reply: ProviderReply) -> dict[str, A
 
 def fit(value: Any, schema: dict[str, Any]) -> dict[str, Any]:
     """`value` conformed to `schema` and validated against it; ReplyError names the first field that is wrong."""
-    import jsonschema  # here: importing the judges (a no-op run, a view) must not cost jsonschema's ~70 ms
-
     value = _unwrap(value, schema)
     data = conform(value, schema)
+    if isinstance(data, dict) and _surely_valid(data, schema):
+        return data
+    import jsonschema  # here: only for a verdict draft7 cannot pass, to word what is wrong as before
+
     try:
         jsonschema.validate(data, schema)
     except jsonschema.ValidationError as err:
@@ -56,6 +58,18 @@ def fit(value: Any, schema: dict[str, Any]) -> dict[str, Any]:
         raise ReplyError(f"the verdict does not match the schema at {where}: {_short(err.message)}") from err
     assert isinstance(data, dict)
     return data
+
+
+def _surely_valid(data: dict[str, Any], schema: dict[str, Any]) -> bool:
+    """Whether `data` fits `schema`, decided by spec/draft7.py's exact validator of the plain keywords the verdict
+    schemas use (the same answer as jsonschema's for them), without importing jsonschema: ~0.14 s of CPU that every
+    judged run paid on its first grade. False for a schema it cannot decide exactly, and for an invalid verdict."""
+    from skillmake.spec import draft7
+
+    try:
+        return draft7.Validator(schema).is_valid(data)
+    except draft7.Unsupported:
+        return False
 
 
 def conform(value: Any, schema: dict[str, Any]) -> Any:
