@@ -8,7 +8,12 @@ Two more rows show the plan's index (.skillmake/index): the first no-op right af
 leaves the index), and a no-op whose index was lost (each run reads and parses every record, as the first
 no-op did before the first run wrote it).
 
+The editor loop's row: one SKILL.md edited (a line appended), how long until the first stale trial starts (its
+workspace appears), beside bare doit starting the first of its tasks whose file_dep changed; each such run is
+stopped with Ctrl-C once it has started.
+
     python bench/noop.py [--specs 20 --cases 50 --trials 3] [--runs 3] [--keep DIR]
+    python bench/noop.py --specs 100 --keep /tmp/noop30k     # 30,000 trials + 30,000 grades (the issue's size)
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -73,6 +79,54 @@ def build_bare(root: Path, tasks: int, files: int = 100) -> None:
     (root / "dodo.py").write_text(BARE_DODO.format(tasks=tasks, files=files))
 
 
+BARE_EDIT_DODO = """\
+import os
+DOIT_CONFIG = {{"dep_file": ".doit-bare.db", "backend": "sqlite3", "verbosity": 0}}
+N, FILES = {tasks}, {files}
+
+def started():  # the first stale task marks that it started, then the bench stops the run
+    open("started", "a").close()
+
+def task_empty():
+    for i in range(N):
+        yield {{"name": str(i), "actions": [started], "file_dep": [f"deps/{{i % FILES}}.txt"]}}
+"""
+
+
+def first_start(argv: list[str], *, cwd: Path, marker: Path, env: dict[str, str] | None = None,
+                edit: Path) -> float:
+    """Seconds from starting `argv` until `marker` (a folder's first entry, or a file) appears, after appending a
+    line to `edit`; the run is then stopped with Ctrl-C (SIGINT) and waited for."""
+    with edit.open("a") as f:
+        f.write(f"Edited at {time.time_ns()}.\n")
+    if marker.is_dir():
+        shutil.rmtree(marker, ignore_errors=True)
+    marker.unlink(missing_ok=True)
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        while True:
+            if marker.is_file() or (marker.is_dir() and any(os.scandir(marker))):
+                took = time.perf_counter() - t0
+                break
+            if proc.poll() is not None:
+                raise SystemExit(f"{' '.join(argv)} ended ({proc.returncode}) before any stale task started in {cwd}")
+            time.sleep(0.003)
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=120)
+    return took
+
+
+def work_folder(suite: Path, env: dict[str, str] | None) -> Path:
+    """Where the suite's trials execute (each makes a folder there when it starts): run/hermetic.work_root."""
+    code = ("import sys; from skillmake.run.hermetic import work_root; "
+            "print(work_root(sys.argv[1] + '/.skillmake', sys.argv[1]))")
+    out = subprocess.run([sys.executable, "-c", code, str(suite)], env=env, check=True, capture_output=True,
+                         text=True).stdout
+    return Path(out.strip())
+
+
 Row = tuple[str, list[str], Path, "dict[str, str] | None", "Path | None"]  # name, argv, cwd, env, removed first
 
 
@@ -104,6 +158,45 @@ def interleaved(rows: list[Row], *, runs: int) -> list[list[tuple[float, float, 
     return samples
 
 
+def edit_table(args: argparse.Namespace, suite: Path, bare: Path, tasks: int, *, other: Path | None) -> None:
+    """The editor loop: one SKILL.md edited, time until the first stale trial starts; bare doit beside it."""
+    if not bare.exists():
+        bare.mkdir(parents=True)
+        build_bare(bare, tasks)
+        (bare / "dodo.py").write_text(BARE_EDIT_DODO.format(tasks=tasks, files=100))
+        subprocess.run([sys.executable, "-m", "doit"], cwd=bare, check=True, stdout=subprocess.DEVNULL)
+    python = [sys.executable, "-m"]
+    sides: list[tuple[str, Path, dict[str, str] | None]] = [
+        ("skillmake: one SKILL.md edited, first stale trial starts", suite, None)]
+    if other is not None:
+        sides.append((f"baseline {args.baseline_src}: the same", other,
+                      dict(os.environ, PYTHONPATH=str(Path(args.baseline_src).resolve()))))
+    rows: list[tuple[str, list[float]]] = [(name, list[float]()) for name, _, _ in sides]
+    rows.append(("bare doit: one file_dep edited, first stale task starts", []))
+    edited = [root / "skills" / "s0" / "SKILL.md" for _, root, _ in sides] + [bare / "deps" / "0.txt"]
+    originals = [path.read_bytes() for path in edited]
+    try:
+        for i in range(args.edit_runs + 1):
+            for n, (_, root, env) in enumerate(sides):
+                took = first_start([*python, "skillmake", "-q", "-j", "1"], cwd=root, env=env,
+                                   marker=work_folder(root, env), edit=edited[n])
+                if i:
+                    rows[n][1].append(took)
+            took = first_start([*python, "doit"], cwd=bare, marker=bare / "started", edit=edited[-1])
+            if i:
+                rows[-1][1].append(took)
+    finally:  # as it was: the suite is a no-op again (its records are stored), for the next bench run
+        for path, data in zip(edited, originals, strict=True):
+            path.write_bytes(data)
+    bare_s = statistics.median(rows[-1][1])
+    print(f"\nfirst stale task after one edit, median of {args.edit_runs} runs, interleaved\n")
+    print(table(["command", "median s", "min s", "× bare doit"],
+                [(name, f"{statistics.median(v):.3f}", f"{min(v):.3f}", f"{statistics.median(v) / bare_s:.2f}")
+                 for name, v in rows]))
+    first = statistics.median(rows[0][1])
+    print(f"\ngoal: first stale trial within 1.5 s → {'met' if first <= 1.5 else 'NOT met'} ({first:.3f} s)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--specs", type=int, default=20)
@@ -114,6 +207,7 @@ def main() -> None:
     parser.add_argument("--keep", help="build the suite here and keep it (default: a temporary folder)")
     parser.add_argument("--distinct", action="store_true", help="every trial's output and workspace its own "
                         "(the default suite's trials all print `done`: one object for all)")
+    parser.add_argument("--edit-runs", type=int, default=3, help="runs of the one-SKILL.md-edit row (0: skip it)")
     parser.add_argument("--baseline-src", help="also time a copy of the suite under this source tree (PYTHONPATH), "
                         "interleaved: before/after pairs in one run")
     args = parser.parse_args()
@@ -169,6 +263,9 @@ def main() -> None:
         print(table(["command", "median s", "min s", "median CPU s", "CPU × bare doit", "peak RSS MiB"], table_rows))
         sk = statistics.median(w for w, _, _ in samples[0])
         print(f"\ngoal: skillmake no-op ≤ 1.0 s → {'met' if sk <= 1.0 else 'NOT met'} ({sk:.3f} s)")
+        if args.edit_runs:
+            edit_table(args, suite, base / "bare-edit", 2 * trials, other=base / "suite-baseline"
+                       if args.baseline_src else None)
     finally:
         if not args.keep:
             shutil.rmtree(base, ignore_errors=True)
