@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import orjson
@@ -19,7 +19,7 @@ import orjson
 from skillmake.core.console import write_line
 from skillmake.core.errors import EXIT_OK, UsageError
 from skillmake.run.project import Project
-from skillmake.store.objects import GRADE_SCHEMA, TRIAL_SCHEMA
+from skillmake.store.objects import GRADE_SCHEMA, TRIAL_SCHEMA, Store
 from skillmake.store.remote import Remote
 
 BATCH = 256  # records per push batch: every object of a batch goes up before any of its entries
@@ -64,12 +64,13 @@ def pull_main(args: Sequence[str]) -> int:
     from skillmake.engine.plan import plan_spec
 
     before = remote.stats.fetched_records
-    store = project.store
-    trials = {item.tkey.key for spec in specs for item in plan_spec(project, spec).items}
-    _fetch_all(remote, sorted(trials), lambda key: store.get_action(key, schema=TRIAL_SCHEMA), "pull trials")
+    store: Store = project.store
+    plans = [plan_spec(project, spec) for spec in specs]
+    trials = {i.tkey.key for plan in plans for i in plan.items} | {t.tkey.key for plan in plans for t in plan.triggers}
+    _fetch_all(remote, store, sorted(k for k in trials if not store.has_action(k)), TRIAL_SCHEMA, "pull trials")
     # The grade keys follow from the trials' outputs: plan again now that the trials are here.
     grades = {item.grade_key for spec in specs for item in plan_spec(project, spec).items if item.grade_key}
-    _fetch_all(remote, sorted(grades), lambda key: store.get_action(key, schema=GRADE_SCHEMA), "pull grades")
+    _fetch_all(remote, store, sorted(k for k in grades if not store.has_action(k)), GRADE_SCHEMA, "pull grades")
     have = sum(1 for key in (*trials, *grades) if store.action_path(key).exists())
     _say_notes(remote)
     write_line(sys.stdout, f"skillmake: pulled {remote.stats.fetched_records - before} results from {remote.shown} "
@@ -78,9 +79,10 @@ def pull_main(args: Sequence[str]) -> int:
     return EXIT_OK
 
 
-def _fetch_all(remote: Remote, keys: list[str], fetch: Callable[[str], object], what: str) -> None:
+def _fetch_all(remote: Remote, store: Store, keys: list[str], schema: str, what: str) -> None:
+    """Fetch the records of `keys` the remote holds, in batches (one listing of the remote says which: prefetch)."""
     for i in range(0, len(keys), BATCH):
-        remote.parallel(fetch, keys[i:i + BATCH])
+        remote.prefetch(keys[i:i + BATCH], store, schema=schema)
         _progress(what, min(i + BATCH, len(keys)), len(keys))
 
 
