@@ -45,6 +45,8 @@ GLOBAL = (
     Opt("", "remote", "remote", "value", help="a shared remote store for this run: s3://bucket/prefix or "
         "file:///folder (also: SKILLMAKE_REMOTE; beats the config's `remote`)", metavar="URL"),
     Opt("", "offline", "offline", help="ignore every remote store (also: SKILLMAKE_OFFLINE=1)"),
+    Opt("", "executor", "executor", "value", help="run trials and grades on a Dask cluster: dask://HOST:PORT, or "
+        "threads to run them here (also: SKILLMAKE_EXECUTOR; beats the config's `executor`)", metavar="URL"),
     Opt("", "batch", "batch", help="judge the stale grades as one provider batch at half price, waiting for it "
                                    "(also: judge.batch, SKILLMAKE_BATCH=1)"),
 )
@@ -132,6 +134,7 @@ class Invocation:
     version: bool = False
     remote: str | None = None  # --remote URL (cli.py sets SKILLMAKE_REMOTE)
     offline: bool = False  # --offline (cli.py sets SKILLMAKE_OFFLINE)
+    executor: str | None = None  # --executor URL (cli.py sets SKILLMAKE_EXECUTOR; engine/cluster.py)
     batch: bool = False  # --batch (cli.py sets SKILLMAKE_BATCH; run/batch.py)
     args: tuple[str, ...] = ()  # an own command's arguments (validate, report, …), globals removed
     doit_args: tuple[str, ...] = ()  # what doit gets: [command] + its options + positional words
@@ -163,7 +166,8 @@ def parse(argv: Sequence[str], *, doit_commands: Callable[[], Mapping[str, tuple
     values, rest = parse_options(list(argv), GLOBAL, keep_unknown=True)
     base: dict[str, Any] = {"root": values.get("root"), "help": bool(values.get("help")),
                             "version": bool(values.get("version")), "remote": values.get("remote"),
-                            "offline": bool(values.get("offline")), "batch": bool(values.get("batch")),
+                            "executor": values.get("executor"), "offline": bool(values.get("offline")),
+                            "batch": bool(values.get("batch")),
                             "color": True if values.get("color") else False if values.get("no_color") else None}
     if base["version"]:
         return Invocation(command="run", **base)

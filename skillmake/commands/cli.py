@@ -112,6 +112,12 @@ def _main(args: list[str]) -> int:
             os.environ[remote.REMOTE_VAR] = inv.remote  # through the environment: doit's workers see it too
         if inv.offline:
             os.environ[remote.OFFLINE_VAR] = "1"
+    if inv.executor is not None:
+        from skillmake.engine import cluster
+
+        if inv.executor not in ("threads", "local"):
+            cluster.address(inv.executor)  # a UsageError for anything but dask://HOST:PORT
+        os.environ[cluster.EXECUTOR_VAR] = inv.executor  # through the environment: doit's workers see it too
     if inv.batch:
         os.environ["SKILLMAKE_BATCH"] = "1"  # through the environment: doit's workers see it too (run/batch.py)
     if inv.version:

@@ -264,9 +264,10 @@ def execute_trial(project: Project, item: Item, url: str, *, resample: bool = Fa
 
 def execute_grade(project: Project, item: Item, trial_record: dict[str, Any], url: str, *,
                   resample: bool = False) -> grading.GradeRun:
-    """grade.execute, on the cluster. A trial with no result is graded here (no check or judge runs for it)."""
+    """grade.execute, on the cluster when it calls a judge or runs a check's program; else here: a trial with no
+    result (nothing runs for it) and checks made in process (regex, contains, schemas…) cost less than sending."""
     spec, case = item.spec, item.case
-    if trial_record["outcome"] not in grading.TRIAL_RESULTS:
+    if trial_record["outcome"] not in grading.TRIAL_RESULTS or not remote_grade(case):
         return grading.execute(project, spec, case, item.arm, item.k, trial_record, resample=resample)
     hit = grading.cached(project, spec, case, trial_record)
     run_id = current_run_id()
@@ -281,6 +282,11 @@ def execute_grade(project: Project, item: Item, trial_record: dict[str, Any], ur
         raise ClusterError(exc.message, hint=exc.hint) from None
     record = _take(project, result["record"], schema=GRADE_SCHEMA, cacheable=grading.CACHEABLE)
     return grading.GradeRun(record=record, ran=bool(result["ran"]), judge_calls=int(result.get("judge_calls") or 0))
+
+
+def remote_grade(case: Any) -> bool:
+    """Whether a grade of `case` is worth a job: it calls a judge, or runs a python check (a program)."""
+    return bool(case.has_judge) or any(check.type == "python" for check in case.checks)
 
 
 def wait_for_workers(url: str, n: int, *, timeout: float = 30.0) -> None:

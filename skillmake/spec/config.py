@@ -108,6 +108,7 @@ class Config:
     agent: dict[str, Any] = field(default_factory=dict)  # the agent of specs naming none; defaults for the rest
     judge: dict[str, Any] = field(default_factory=dict)  # provider, model
     remote: str | None = None  # a shared remote store's URL (remote.py); $SKILLMAKE_REMOTE and --remote beat it
+    executor: str | None = None  # threads, or dask://HOST:PORT (engine/cluster.py); --executor beats it
     # [limits]: requests in flight per provider and model (run/ratelimit.py); --max-connections beats max_connections
     max_connections: int | None = None
     adaptive_connections: bool = True
@@ -172,7 +173,8 @@ def load_config(root: str) -> Config:
                   timeout=float(data["timeout"]) if "timeout" in data else None,
                   max_cost=float(data["max_cost"]) if "max_cost" in data else None,
                   agent=dict(data.get("agent", {})), judge=dict(data.get("judge", {})),
-                  remote=data.get("remote"), max_connections=data.get("limits", {}).get("max_connections"),
+                  remote=data.get("remote"), executor=data.get("executor"),
+                  max_connections=data.get("limits", {}).get("max_connections"),
                   adaptive_connections=data.get("limits", {}).get("adaptive", True))
 
 
