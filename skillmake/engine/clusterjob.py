@@ -164,6 +164,9 @@ def main(argv: list[str]) -> int:
         result = perform(job)
     except KeyboardInterrupt:
         return 130
+    except SkillmakeError as exc:  # said to the submitting run through the worker (execute's JobFailed)
+        sys.stderr.write(exc.render() + "\n")
+        return 2
     sys.stdout.buffer.write(orjson.dumps(result))
     sys.stdout.buffer.flush()
     return 0
@@ -215,6 +218,10 @@ def open_store(job: Job, cache: Path) -> Any:
     from skillmake.store.remote import Remote
 
     if job.remote is None:
+        if not os.path.isdir(os.path.join(job.store, "objects")):
+            raise JobFailed(f"the store folder {job.store} is not on worker {os.uname().nodename}",
+                            hint="set a remote every worker can reach (`remote` in the config, or --remote URL), or "
+                                 "share the store folder with the workers")
         return Store(job.store)
     store = Store(cache / "stores" / hashlib.sha256(job.remote.encode()).hexdigest()[:16])
     store.remote = Remote(job.remote)

@@ -96,3 +96,27 @@ def test_a_bad_executor_on_the_command_line_says_the_fix_without_a_traceback(tmp
     assert done.returncode == 3, done.stderr
     assert "executor 'ray://head:10001' is not a Dask scheduler URL" in done.stderr
     assert "dask://HOST:PORT" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_a_worker_without_the_store_folder_says_to_set_a_remote(tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    import dataclasses
+
+    from skillmake.engine.clusterjob import JobFailed, perform
+    from skillmake.engine.plan import plan_spec
+    from skillmake.run.project import Project
+
+    for name in ("SKILLMAKE_REMOTE", "SKILLMAKE_STORE", "SKILLMAKE_ROOT"):
+        monkeypatch.delenv(name, raising=False)
+    (tmp_path / "skills" / "s").mkdir(parents=True)
+    (tmp_path / "skills" / "s" / "SKILL.md").write_text("---\nname: s\ndescription: d\n---\nbody\n")
+    (tmp_path / "t.eval.yaml").write_text("skill: skills/s\nagent: {kind: command, command: [echo, hi]}\n"
+                                          "cases:\n  - {id: c, prompt: go, checks: [{type: contains, needle: hi}]}\n")
+    project = Project.open(str(tmp_path))
+    item = plan_spec(project, project.specs[0]).items[0]
+    job = cluster.make_job(project, item, "trial", resample=False)
+    assert job.remote is None and job.store == str(project.store.root)
+    monkeypatch.setenv("SKILLMAKE_WORKER_DIR", str(tmp_path / "worker"))
+    with pytest.raises(JobFailed, match="is not on worker") as caught:
+        perform(dataclasses.replace(job, store=str(tmp_path / "elsewhere")))
+    assert "set a remote every worker can reach" in caught.value.render()
