@@ -33,6 +33,12 @@ def write_json(path: str | Path, data: Mapping[str, Any], *, schema: str, what: 
     write_changed(path, orjson.dumps(data, option=orjson.OPT_INDENT_2) + b"\n", durable=False)
 
 
+def json_bytes(data: Mapping[str, Any], *, schema: str, what: str) -> bytes:
+    """What write_json writes (validated, redacted), for a writer that puts it in a new folder of its own."""
+    validate_record(schema, data, what=what)
+    return redact_bytes(orjson.dumps(data, option=orjson.OPT_INDENT_2) + b"\n", environment_secrets())
+
+
 def write_changed(path: str | Path, data: bytes, *, durable: bool = False) -> bool:
     """Write `data` atomically unless the file holds exactly it already; True if written. A re-render that changed
     nothing then writes nothing (a reader with the file open, a sync or a CI cache keyed by mtime sees no change).
