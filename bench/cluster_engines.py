@@ -29,6 +29,22 @@ def _pids() -> set[int]:
     return {int(n) for n in os.listdir("/proc") if n.isdigit()}
 
 
+def _cluster_pids(before: set[int]) -> set[int]:
+    """The processes the cluster started: new since `before` and run from this engine's environment (its python,
+    or a binary inside it), so that other work on a shared machine is not counted."""
+    mine = {os.getpid()}
+    out = set()
+    for pid in _pids() - before - mine:
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                cmd = f.read().decode("utf-8", "replace")
+        except OSError:
+            continue
+        if sys.prefix in cmd:
+            out.add(pid)
+    return out
+
+
 def _rss_mb(pids: set[int]) -> tuple[float, int]:
     total = 0
     alive = 0
@@ -123,7 +139,7 @@ def measure_dask() -> dict[str, object]:
                for i, w in enumerate(client.scheduler_info()["workers"])}
     startup = time.monotonic() - t0
     time.sleep(1.0)
-    mem, nprocs = _rss_mb(_pids() - before - {os.getpid()})
+    mem, nprocs = _rss_mb(_cluster_pids(before))
     rtts = []
     for i in range(50):
         t = time.perf_counter()
@@ -194,7 +210,7 @@ def measure_ray() -> dict[str, object]:
     workers = set(ray.get([pid.remote(i) for i in range(2)]))
     startup = time.monotonic() - t0
     time.sleep(1.0)
-    mem, nprocs = _rss_mb(_pids() - before - {os.getpid()})
+    mem, nprocs = _rss_mb(_cluster_pids(before))
     noop = ray.remote(_noop)
     rtts = []
     for i in range(50):
