@@ -71,7 +71,8 @@ def run_trial(project: Project, item: Item, *, resample: bool = False) -> dict[s
                             ran=run.ran, judge_calls=calls)
     # The task's values reach the reporter in every doit mode (threads and processes alike).
     values: dict[str, Any] = {"outcome": record["outcome"], "key": record["key"], "ran": run.ran,
-                              "why": why if run.ran else _reused(record, "trial")}
+                              "why": why if run.ran else _reused(record, "trial"),
+                              "shared": not run.ran and _made_this_run(record)}
     if run.ran:
         usage = record["usage"]
         # Model requests as the agent reported them (retries inside a CLI included); None: not a model agent,
@@ -115,12 +116,17 @@ def _warm_sdks(item: Item) -> None:
     sdk.warm([item.arm.agent.kind])
 
 
+def _made_this_run(record: dict[str, Any]) -> bool:
+    """Whether the record was made by another cell of this same run (identical inputs): shared, not reused."""
+    from skillmake.run.project import current_run_id
+
+    return record.get("run_id") == current_run_id()
+
+
 def _reused(record: dict[str, Any], what: str) -> str:
     """Why a task that ran made no call: its record was made by another cell of this same run (identical
     inputs), or it is in the store from an earlier run."""
-    from skillmake.run.project import current_run_id
-
-    if record.get("run_id") == current_run_id():
+    if _made_this_run(record):
         return f"identical to a {what} made this run: shared, not made again"
     return "reused from the store"
 
@@ -167,7 +173,8 @@ def run_grade(project: Project, item: Item, *, resample: bool = False, batched: 
         return TaskFailed(exc.render())
     budget.settle(project, item.name, (run.record["usage"].get("cost_usd") or 0.0) if run.ran else 0.0)
     values: dict[str, Any] = {"outcome": run.record["outcome"], "key": run.record["key"],
-                              "why": why if run.ran else _reused(run.record, "grade"), "ran": run.ran}
+                              "why": why if run.ran else _reused(run.record, "grade"), "ran": run.ran,
+                              "shared": not run.ran and _made_this_run(run.record)}
     if console.style().verbose:  # -v: each judge's verdict and reasoning under the grade's line (caliper's --verbose)
         values["verdicts"] = [[bool(e["passed"]), str(e["text"])[:120], " ".join(str(e["evidence"]).split())[:300]]
                               for e in run.record["expectations"] if e.get("source") == "judge"]
@@ -214,11 +221,11 @@ def run_trigger(project: Project, item: TriggerItem, *, resample: bool = False) 
     return values
 
 
-def run_report(project: Project, plan: SpecPlan) -> TaskFailed | None:
+def run_report(project: Project, plan: SpecPlan, selected: frozenset[str] | None = None) -> TaskFailed | None:
     from skillmake.engine.report import build_and_write
 
     try:
-        build_and_write(project, plan)
+        build_and_write(project, plan, selected=selected)
     except SkillmakeError as exc:
         return TaskFailed(exc.render())
     return None

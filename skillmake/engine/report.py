@@ -100,14 +100,17 @@ def results_gate(project: Project, plan: SpecPlan) -> str | None:
 
 
 def build_and_write(project: Project, plan: SpecPlan, *, evaluated: bool = True,
-                    unchanged: list[tuple[str, int, bool]] | None = None) -> str | None:
+                    unchanged: list[tuple[str, int, bool]] | None = None,
+                    selected: frozenset[str] | None = None) -> str | None:
     """Check out every cell's folder, write the spec's report files and print its summary; the failure
     message when the spec's verdict is red.
 
     `evaluated`: this is a run that evaluated the spec (its report task), not a re-render (`skillmake
     report`): an eva eval gets its `.eval.jsonl` row only then (results/eva_history.py says why).
     `unchanged`: where a spec whose results did not change is added as (name, cells, passed) instead of
-    printing its one "nothing changed" line (`skillmake report` says it once for all of them)."""
+    printing its one "nothing changed" line (`skillmake report` says it once for all of them).
+    `selected`: the names of the cells this run's selection (-k, --tag, --spec) picked, None for all: a cell left
+    out that has no grade is "not run (not selected)", not a failure (pytest's -k)."""
     from skillmake.results import junit_xml, publish, render_summary, write_junit
     from skillmake.results.eva_history import append_eva_row, eva_history_path, eva_row
     from skillmake.results.files import write_changed
@@ -131,8 +134,10 @@ def build_and_write(project: Project, plan: SpecPlan, *, evaluated: bool = True,
     cut_links(project.reports_dir, folder, children=True)  # never written through a link out of the project
     now = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
     run_id = current_run_id()
+    unselected = () if selected is None else {(c.cell.case.id, c.cell.arm.name, c.cell.k) for c in cells
+                                              if c.cell.name not in selected}
     published = publish(folder, plan.spec, trials, grades, now=now, run_id=run_id, triggers=triggers,
-                        keep=project.store.put)
+                        keep=project.store.put, unselected=unselected)
     report = published.report
     write_junit(folder / "junit.xml", junit_xml([report]))
     write_changed(folder / "report.html", html_report(report, previous=published.previous).encode())

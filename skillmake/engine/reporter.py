@@ -160,10 +160,12 @@ class SkillmakeReporter:
         # A task doit ran may still have been served by the store (another trial with identical inputs).
         trials_ran = int(tally.get("trial_ran", 0))
         grades_ran = int(tally.get("grade_ran", 0))
+        # ... by a record another cell of this run made (identical inputs): shared within the run, not reused.
+        shared_trials, shared_grades = int(tally.get("trial_shared", 0)), int(tally.get("grade_shared", 0))
         reused_trials = (self.ran.get("trial", 0) - trials_ran - int(tally.get("trial_capped", 0))
-                         - int(tally.get("trial_unneeded", 0)))
+                         - int(tally.get("trial_unneeded", 0)) - shared_trials)
         reused_grades = (self.ran.get("grade", 0) - grades_ran - int(tally.get("grade_capped", 0))
-                         - int(tally.get("grade_unneeded", 0)))
+                         - int(tally.get("grade_unneeded", 0)) - shared_grades)
         trials_ok, grades_ok = self.uptodate.get("trial", 0), self.uptodate.get("grade", 0)
         trials_ok += tasks.COLLAPSED["trial"]
         grades_ok += tasks.COLLAPSED["grade"]
@@ -185,6 +187,10 @@ class SkillmakeReporter:
         if triggers_ran or triggers_ok:
             reused += f" and {triggers_ok} trigger trials"
         parts.append(f"{reused} from the store")
+        if shared_trials or shared_grades:
+            shared = [f"{n} {what}{'s' if n != 1 else ''}" for n, what in ((shared_trials, "trial"),
+                                                                           (shared_grades, "grade")) if n]
+            parts.append(f"{' and '.join(shared)} shared within the run (identical inputs)")
         spent = []
         if tally.get("tokens"):
             spent.append(f"{int(tally['tokens']):,} tokens")
@@ -242,6 +248,8 @@ class SkillmakeReporter:
         if values.get("capped"):  # the spending cap kept it from starting (budget.py): the run exits 6
             LAST_RUN["capped"] = True
             self.tally[f"{kind}_capped"] = self.tally.get(f"{kind}_capped", 0) + 1
+        if values.get("shared"):
+            self.tally[f"{kind}_shared"] = self.tally.get(f"{kind}_shared", 0) + 1
         if values.get("ran"):
             self.tally[f"{kind}_ran"] = self.tally.get(f"{kind}_ran", 0) + 1
             if kind in ("trial", "trigger") and values.get("outcome") in ("error", "timeout"):

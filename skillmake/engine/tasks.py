@@ -315,7 +315,9 @@ def report_tasks(root: str) -> Iterator[dict[str, Any]]:
                "verbosity": 2}
     for plan in _touched(root):
         spec = plan.spec
-        yield {"basename": "report", "name": spec.name, "actions": [(actions.run_report, [project, plan])],
+        # The cells a selection (-k, --tag, --spec) picked: one left out with no grade is "not run", not missing.
+        selected = None if chosen.names is None else frozenset(i.name for i in plan.items if chosen.has(i))
+        yield {"basename": "report", "name": spec.name, "actions": [(actions.run_report, [project, plan, selected])],
                "task_dep": [] if plan.settled else
                [f"grade:{i.name}" for i in plan.items if _grade_task_exists(i, full, chosen)]
                + [f"trigger:{t.name}" for t in plan.triggers if _trigger_task_exists(t, full, chosen)],
@@ -387,6 +389,15 @@ def _say_selection(root: str, chosen: select.Chosen, targets: select.Targets) ->
     """One line each: a selection that matches nothing (exit 5, as pytest's "no tests collected": a typo in CI
     must not pass green), and failures a run without --resample would reuse."""
     nothing = select.nothing_selected(plans_at(root), select.current(), targets)
+    broken = sorted(project_at(root).broken)
+    if nothing and broken:  # it selects nothing because a spec is invalid: that is the news, with validate's code
+        from skillmake.spec.validate import render_text, validate_files
+
+        print(render_text(validate_files(broken, root=root)), file=sys.stderr)
+        print(f"skillmake: {select.current().describe() or 'the selection'} was not applied: "
+              f"{len(broken)} spec{'s are' if len(broken) != 1 else ' is'} invalid (above); fix "
+              f"{'them' if len(broken) != 1 else 'it'} and run again", file=sys.stderr, flush=True)
+        raise SystemExit(EXIT_INVALID)
     if nothing:
         print(f"skillmake: {nothing}", file=sys.stderr, flush=True)
         raise SystemExit(EXIT_NO_SPECS)

@@ -44,8 +44,8 @@ def gates(spec: Spec, rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]
     out = []
     for row in rows:
         block = row.get("adaptive")
-        if row["arm"] not in skill_arms or not block:
-            continue
+        if row["arm"] not in skill_arms or not block or (row.get("not_selected") and not row["n"]):
+            continue  # a case this run's selection left out is not judged
         decision, used, most = block["decision"], block["used"], block["max"]
         head = f"{spec.name}: case {row['case']!r} under {row['arm']}:"
         counts = f"{row['passed']}/{row['n']} passed"

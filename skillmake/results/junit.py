@@ -114,7 +114,8 @@ def junit_xml(reports: Sequence[Mapping[str, Any]]) -> str:
             case = ET.SubElement(suite, "testcase", classname=f"{spec}.{row['arm']}", name=row["case"])
             if row["n"] == 0:
                 counts["skipped"] += 1
-                ET.SubElement(case, "skipped", message="no graded trials")
+                ET.SubElement(case, "skipped", message="not run (not selected)" if row.get("not_selected")
+                              else "no graded trials")
             elif row.get("adaptive") and report["arms"][row["arm"]]["skill"]:
                 _adaptive_case(case, report, row, counts)
             elif not report["arms"][row["arm"]]["skill"]:

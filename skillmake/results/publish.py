@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -41,7 +41,8 @@ class Published:
 
 def publish(folder: str | Path, spec: Spec, trials: Sequence[Record], grades: Sequence[Record], *,
             now: str, run_id: str | None = None, triggers: dict[str, Any] | None = None,
-            keep: Callable[[bytes], str] | None = None) -> Published:
+            keep: Callable[[bytes], str] | None = None,
+            unselected: Collection[tuple[str, str, int]] = ()) -> Published:
     """Build the spec's report and write report.json, benchmark.json and a history.jsonl row into `folder`.
 
     `now` is the ISO timestamp of this run and `run_id` its id (it splits the cost into spent and
@@ -54,7 +55,8 @@ def publish(folder: str | Path, spec: Spec, trials: Sequence[Record], grades: Se
     base = Path(folder)
     previous = read_report(base / REPORT_FILE)
     # The results of the report it replaces: that report, when and by which run included (report.settled).
-    report = settled(build_report(spec, trials, grades, generated=now, run_id=run_id, triggers=triggers), previous)
+    report = settled(build_report(spec, trials, grades, generated=now, run_id=run_id, triggers=triggers,
+                                  unselected=unselected), previous)
     write_report(base / REPORT_FILE, report)
     # skill-creator's iteration history: a run that changed results adds an iteration, one that did not, nothing.
     earlier = read_json(base / BENCHMARK_FILE, schema=BENCHMARK)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from skillmake.core.canonical import digest_json
@@ -105,9 +105,15 @@ def _failures(grades: Sequence[Record]) -> list[dict[str, Any]]:
 
 
 def _row(spec: Spec, case_id: str, arm: str, grades: Sequence[Record], *, required: bool,
-         sampled: Mapping[tuple[str, str, int], str | None]) -> dict[str, Any]:
+         sampled: Mapping[tuple[str, str, int], str | None],
+         unselected: Collection[tuple[str, str, int]] = ()) -> dict[str, Any]:
     stats: CellStats = cell_stats(grades, k=spec.trials)
     block, expected = row_block(spec.adaptive, grades) if spec.adaptive is not None else (None, spec.trials)
+    graded = {int(g["labels"]["k"]) for g in grades}
+    # Trials this run's selection left out that have no grade: not run, not missing (pytest's -k: a deselected
+    # test neither passes nor fails).
+    skipped = min(sum(1 for k in range(expected) if k not in graded and (case_id, arm, k) in unselected),
+                  max(expected - stats.n, 0))
     return {
         "case": case_id, "arm": arm, "required": required, "expected": expected,
         "n": stats.n, "passed": stats.passed, "k": stats.k,
@@ -120,6 +126,7 @@ def _row(spec: Spec, case_id: str, arm: str, grades: Sequence[Record], *, requir
         # Which run drew each sample: a row whose ids equal the report's run_id was sampled fresh (--resample).
         "trial_runs": [sampled.get((case_id, arm, int(g["labels"]["k"]))) for g in grades],
         **({"adaptive": block} if block is not None else {}),
+        **({"not_selected": skipped} if skipped else {}),
     }
 
 
@@ -162,7 +169,8 @@ def _usage(trials: Sequence[Record], grades: Sequence[Record], run_id: str | Non
 
 def build_report(spec: Spec, trials: Sequence[Record], grades: Sequence[Record], *,
                  generated: str | None = None, run_id: str | None = None,
-                 triggers: Mapping[str, Any] | None = None) -> dict[str, Any]:
+                 triggers: Mapping[str, Any] | None = None,
+                 unselected: Collection[tuple[str, str, int]] = ()) -> dict[str, Any]:
     """The report of one spec from its current trial and grade records (pure: no I/O).
 
     `grades` are the current grade records of this spec (one per trial that has been graded);
@@ -170,7 +178,9 @@ def build_report(spec: Spec, trials: Sequence[Record], grades: Sequence[Record],
     error or timeout is part of the verdict). Records of cases or arms the spec no longer has
     are left out. `generated` (an ISO timestamp) and `run_id` (the id of the run building the
     report, which splits usage into spent and reused) are left out of the report digest. `triggers` is the
-    trigger section (results/triggers.py), None for a spec without trigger tests.
+    trigger section (results/triggers.py), None for a spec without trigger tests. `unselected`: the cells
+    (case, arm, k) this run's selection (-k, --tag, --spec) left out; those with no grade are "not run (not
+    selected)", not missing, and the gates are judged on the trials that have a grade.
     """
     cells = group_grades(spec, grades)
     spec_trials, spec_grades = of_spec(spec, trials), of_spec(spec, grades)
@@ -183,7 +193,8 @@ def build_report(spec: Spec, trials: Sequence[Record], grades: Sequence[Record],
         for case in spec.cases:
             graded = cells.get((case.id, arm.name), [])
             arm_grades.extend(graded)
-            arm_rows.append(_row(spec, case.id, arm.name, graded, required=case.required, sampled=sampled))
+            arm_rows.append(_row(spec, case.id, arm.name, graded, required=case.required, sampled=sampled,
+                                 unselected=unselected))
         arm_trials = [t for t in spec_trials if t["labels"]["arm"] == arm.name]
         arms[arm.name] = _arm_block(arm.skill, arm_rows, unique(arm_trials), unique(arm_grades))
         rows.extend(arm_rows)
@@ -212,7 +223,8 @@ def build_report(spec: Spec, trials: Sequence[Record], grades: Sequence[Record],
         "baseline": baseline,
         "usage": _usage(spec_trials, spec_grades, run_id),
         "counts": {"graded": sum(len(v) for v in cells.values()),
-                   "expected": sum(int(r["expected"]) for r in rows)},
+                   "expected": sum(int(r["expected"]) for r in rows),
+                   **({"not_selected": skipped} if (skipped := sum(r.get("not_selected", 0) for r in rows)) else {})},
         "thresholds": [v.to_dict() for v in [*evaluate_thresholds(spec, {"arms": arms, "rows": rows,
                                                                          "baseline": baseline,
                                                                          "grades": spec_grades}),

@@ -48,6 +48,8 @@ def _spec_lines(report: Report, previous: Report | None) -> list[str]:
     for row in report["rows"]:
         cells = [row["case"], row["arm"], f"{row['passed']}/{row['n']}", _rate(row),
                  *(_num(row.get(m)) for m in shown)]
+        if row.get("not_selected") and not row["n"]:  # this run's selection left it out: not run, not failed
+            cells[2:4] = ["-", "not run (not selected)"]
         if has_base:
             d = delta(row["pass_rate"], base.get(row["case"])) if row["arm"] == WITH_SKILL else None
             cells.append("" if d is None else f"{d:+.2f}")

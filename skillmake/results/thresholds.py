@@ -77,11 +77,15 @@ def evaluate_thresholds(spec: Spec, report: Mapping[str, Any]) -> list[Verdict]:
     skill_arms = [a.name for a in spec.arms if a.skill and a.name in arms]
     out: list[Verdict] = []
     th = spec.thresholds
+    rows = report.get("rows", ())
     for metric in ("min_pass_rate", "min_mean_score", "min_stability"):
         threshold = getattr(th, metric)
         if threshold is None:
             continue
         for arm in skill_arms:
+            if _unselected(rows, arm):
+                out.append(_not_judged(name, metric, arm, threshold))
+                continue
             if metric == "min_pass_rate" and th.min_pass_rate_on != "point":
                 out.append(bound_gate(name, arm, arms[arm], threshold, th.min_pass_rate_on))
                 continue
@@ -90,7 +94,9 @@ def evaluate_thresholds(spec: Spec, report: Mapping[str, Any]) -> list[Verdict]:
         delta = (report.get("baseline") or {}).get("delta", {}).get("pass_rate")
         verdict = gate(name, "min_baseline_delta", WITH_SKILL, delta, th.min_baseline_delta,
                         f"pass-rate delta vs {WITHOUT_SKILL}")
-        if delta is None:
+        if delta is None and (_unselected(rows, WITH_SKILL) or _unselected(rows, WITHOUT_SKILL)):
+            verdict = _not_judged(name, "min_baseline_delta", WITH_SKILL, th.min_baseline_delta)
+        elif delta is None:
             verdict = Verdict(spec=name, metric="min_baseline_delta", arm=WITH_SKILL, value=None,
                               threshold=th.min_baseline_delta, passed=False,
                               message=f"{name}: no baseline to compare with for min_baseline_delta "
@@ -102,12 +108,28 @@ def evaluate_thresholds(spec: Spec, report: Mapping[str, Any]) -> list[Verdict]:
         for arm in skill_arms:
             row = next((r for r in report.get("rows", ()) if r["case"] == case.id and r["arm"] == arm), None)
             n, passed = (row["n"], row["passed"]) if row else (0, 0)
+            if row and not n and row.get("not_selected"):
+                out.append(Verdict(spec=name, metric="required", arm=arm, case=case.id, value=None, threshold=1.0,
+                                   passed=True, message=f"{name}: required case {case.id!r} not run under {arm} "
+                                                        "(not selected): not judged"))
+                continue
             ok = n > 0 and passed == n
             message = (f"{name}: required case {case.id!r} passed under {arm} ({passed}/{n} trials)" if ok else
                        f"{name}: required case {case.id!r} failed under {arm} ({passed}/{n} trials passed)")
             out.append(Verdict(spec=name, metric="required", arm=arm, case=case.id,
                                value=passed / n if n else None, threshold=1.0, passed=ok, message=message))
     return out
+
+
+def _unselected(rows: Sequence[Mapping[str, Any]], arm: str) -> bool:
+    """No trial of `arm` has a grade and this run's selection left all of them out: its gates are not judged."""
+    mine = [r for r in rows if r["arm"] == arm]
+    return bool(mine) and all(not r["n"] and r.get("not_selected") for r in mine)
+
+
+def _not_judged(spec: str, metric: str, arm: str, threshold: float) -> Verdict:
+    return Verdict(spec=spec, metric=metric, arm=arm, value=None, threshold=threshold, passed=True,
+                   message=f"{spec}: {arm} not run (not selected): {metric} {threshold:.2f} not judged")
 
 
 # --- clauditor's gate -----------------------------------------------------------------------------------------

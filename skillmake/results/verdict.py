@@ -5,7 +5,7 @@ verdict, so they cannot disagree. A spec fails when any of these holds:
 
 - a trial ended in error or timeout (it did not produce a result; it is retried on the next run);
 - a grade ended in error or judge_error while its trial did run (the trial could not be judged);
-- a trial the spec asks for has no grade;
+- a trial the spec asks for has no grade (unless this run's selection left it out: "not run (not selected)");
 - a declared threshold or required case is not met;
 - the spec declares no threshold and no required case, and a graded trial of an arm that uses the
   skill did not pass (the default gate: with nothing declared, every trial must pass);
@@ -88,8 +88,9 @@ def spec_verdict(spec: Spec, report: Mapping[str, Any], trials: Sequence[Record]
     reasons = [*_broken(name, errored, "trial(s) ended in error or timeout"),
                *_broken(name, unjudged, "trial(s) could not be graded")]
     expected, graded = report["counts"]["expected"], report["counts"]["graded"]
-    if graded < expected:
-        reasons.append(f"{name}: {expected - graded} of {expected} trials have no grade")
+    skipped = int(report["counts"].get("not_selected", 0))
+    if graded + skipped < expected:
+        reasons.append(f"{name}: {expected - graded - skipped} of {expected} trials have no grade")
     reasons += trigger_reasons(spec, report.get("triggers"))
     reasons += [str(t["message"]) for t in report["thresholds"] if not t["passed"]]
     reasons += _default_gate(spec, report)
@@ -100,6 +101,9 @@ def spec_verdict(spec: Spec, report: Mapping[str, Any], trials: Sequence[Record]
     if undecided:
         verdict["inconclusive"] = undecided
     warned = adaptive.warnings(spec, report["rows"])
+    if skipped:  # a gate over the whole spec saw only part of it: say so
+        warned = [f"{name}: {skipped} of {expected} trials not run (not selected); its gates are judged on the "
+                  f"{graded} trials that have a grade", *warned]
     if warned:
         verdict["warnings"] = warned
     return verdict
