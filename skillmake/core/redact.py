@@ -43,9 +43,20 @@ def environment_secrets(environ: Mapping[str, str] | None = None) -> tuple[str, 
     """The credentials in the environment (`environ`, default this process's): the values of variables named like
     keys, tokens, secrets and passwords, longest first (so a key that contains another is replaced whole)."""
     env = os.environ if environ is None else environ
-    found = {value.strip() for name, value in env.items()
-             if _SECRET_NAME.search(name) and not _NOT_SECRET.search(name) and len(value.strip()) >= _ENV_MIN}
+    # Every record and result file asks (several per trial): the names that qualify are worked out once per set
+    # of names, and only their values are read each time (an environment changed since is still seen).
+    names = tuple(env)
+    secret_names = _SECRET_NAMES.get(names)
+    if secret_names is None:
+        secret_names = tuple(n for n in names if _SECRET_NAME.search(n) and not _NOT_SECRET.search(n))
+        if len(_SECRET_NAMES) > 16:
+            _SECRET_NAMES.clear()
+        _SECRET_NAMES[names] = secret_names
+    found = {value.strip() for value in (env.get(n, "") for n in secret_names) if len(value.strip()) >= _ENV_MIN}
     return tuple(sorted(found, key=lambda s: (-len(s), s)))
+
+
+_SECRET_NAMES: dict[tuple[str, ...], tuple[str, ...]] = {}  # the environment's names → those of credentials
 
 
 def redact_data(value: Any, secrets: Iterable[str | None]) -> Any:

@@ -33,15 +33,19 @@ _chosen: dict[tuple[str, str], Path] = {}
 def visible_markers(folder: str | os.PathLike[str]) -> list[str]:
     """The MARKERS in `folder` or in any folder above it (as paths), nearest first."""
     found = []
-    here = Path(os.path.realpath(folder))
-    for ancestor in (here, *here.parents):
+    ancestor = os.path.realpath(folder)
+    while True:  # plain strings: every trial asks, ~50 names each
         for name in MARKERS:
-            if _holds_something(ancestor / name):
-                found.append(str(ancestor / name))
-    return found
+            path = os.path.join(ancestor, name)
+            if _holds_something(path):
+                found.append(path)
+        parent = os.path.dirname(ancestor)
+        if parent == ancestor:
+            return found
+        ancestor = parent
 
 
-def _holds_something(path: Path) -> bool:
+def _holds_something(path: str | Path) -> bool:
     """A marker an agent could read: a file or link, or a folder with anything in it. The codex CLI makes an
     empty `<tmp>/.codex` for a moment while it runs (its sandbox's mount target), and an empty folder tells no
     agent anything; counting it made every trial started meanwhile refuse to run."""

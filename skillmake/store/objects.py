@@ -5,6 +5,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import fcntl
+import hashlib
 import os
 import secrets
 import threading
@@ -43,6 +44,7 @@ class Store:
     def __init__(self, root: str | Path) -> None:
         self.root = Path(root)
         self.objects = self.root / "objects"
+        self._objects = str(self.objects)
         self.actions = self.root / "actions"
         self.quarantine_dir = self.root / "quarantine"
         # A shared remote store (remote.py): asked on a local miss of an action key, sent each record written.
@@ -53,6 +55,11 @@ class Store:
     def object_path(self, digest: str) -> Path:
         h = hex_of(digest)
         return self.objects / h[:2] / h[2:]
+
+    def _object_file(self, digest: str) -> str:
+        """object_path as a string: the path a read or a `has` opens (many per trial; no Path built)."""
+        h = hex_of(digest)
+        return f"{self._objects}/{h[:2]}/{h[2:]}"
 
     def put(self, data: bytes) -> str:
         digest = digest_bytes(data)
@@ -66,13 +73,13 @@ class Store:
 
     def get(self, digest: str) -> bytes | None:
         """The object's bytes, or None when missing or corrupt (a corrupt one is quarantined)."""
-        path = self.object_path(digest)
         try:
-            data = path.read_bytes()
+            with open(self._object_file(digest), "rb") as f:
+                data = f.read()
         except OSError:
             return None
         if digest_bytes(data) != digest:
-            self._quarantine(path)
+            self._quarantine(self.object_path(digest))
             return None
         return data
 
@@ -86,7 +93,7 @@ class Store:
             return None
 
     def has(self, digest: str) -> bool:
-        return self.object_path(digest).exists()
+        return os.path.exists(self._object_file(digest))
 
     # --- the action cache -------------------------------------------------------
 
@@ -107,7 +114,9 @@ class Store:
         if missing:
             raise RecordError(f"record names objects that are not stored: {missing[:3]}",
                               hint="objects must be written before the action entry (a bug in skillmake)")
-        atomic.write_bytes(self.action_path(record["key"]), orjson.dumps(record, option=orjson.OPT_INDENT_2))
+        data = orjson.dumps(record, option=orjson.OPT_INDENT_2)
+        atomic.write_bytes(self.action_path(record["key"]), data)
+        _known_valid(schema, data)
         if push and self.remote is not None:
             self.remote.write_back(record, self)
 
@@ -126,8 +135,9 @@ class Store:
                 return None
         try:
             record = orjson.loads(data)
-            if verify:
+            if verify and not _known_valid(schema, data, add=False):
                 validate_record(schema, record, what=f"action {key}")
+                _known_valid(schema, data)
             if record.get("key") != key:
                 raise RecordError("key mismatch")
         except (orjson.JSONDecodeError, RecordError):
@@ -271,6 +281,23 @@ class Store:
 
 
 _running: dict[str, tuple[int, str]] = {}  # running/ folder → (fd, path) of this process's mark
+# schema → sha256 of record files this process wrote or read and found valid: the same bytes read again are not
+# validated again (a trial's record is read back by its grade, its view and the report; validation was a fifth
+# of a first run's CPU). Bounded: emptied when it grows past _VALID_MAX.
+_VALID: dict[str, set[bytes]] = {}
+_VALID_MAX = 200_000
+
+
+def _known_valid(schema: str, data: bytes, *, add: bool = True) -> bool:
+    """Whether `data` (a record file's bytes) was found valid against `schema` before; with `add`, note it is."""
+    mark = hashlib.sha256(data).digest()
+    seen = _VALID.setdefault(schema, set())
+    if not add:
+        return mark in seen
+    if len(seen) >= _VALID_MAX:
+        seen.clear()
+    seen.add(mark)
+    return True
 
 
 @atexit.register
