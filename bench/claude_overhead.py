@@ -137,7 +137,13 @@ def main() -> int:
             api.script = model
             home = scratch / "home"
             home.mkdir()
-            base_env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "SKILLMAKE_"))}
+            # Bytecode cached as an install has it (a side without its .pyc files would pay compiling every module on
+            # every run): PYTHONDONTWRITEBYTECODE off, and each tree compiled once before the clock starts.
+            base_env = {k: v for k, v in os.environ.items()
+                        if not k.startswith(("ANTHROPIC_", "SKILLMAKE_")) and k != "PYTHONDONTWRITEBYTECODE"}
+            for _, tree in trees:
+                subprocess.run([sys.executable, "-m", "compileall", "-q", str(tree / "skillmake")], env=base_env,
+                               check=True, capture_output=True)
             env = base_env | api.anthropic_env() | {"HOME": str(home), "SKILLMAKE_CLAUDE": claude}
             for r in range(opts.rounds):
                 for label, tree in trees:

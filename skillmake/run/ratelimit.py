@@ -12,7 +12,7 @@ with `install` and must keep it too):
   asked for is running; past `deadline` (time.monotonic) it raises NoSlot instead (the caller's budget is spent).
 - `report(status, retry_after)`: `status` is the HTTP status of the attempt, or None when there was no answer
   (connection failure, timeout): neutral. 429 and 529 are push-back: every caller waits `retry_after` seconds (when
-  given) before its next request to that key, and an adaptive cap shrinks; a clean window (as many successes as the
+  given) before its next request to that key, and an adaptive cap shrinks (×0.9 on 429, ×0.5 on 529); a clean window (as many successes as the
   cap, since the last push-back) grows it by one, up to the configured maximum. A slot left without a report is neutral.
 - The slot is released when the block ends, whatever happens inside it.
 
@@ -34,7 +34,9 @@ from typing import Any, Protocol
 PUSH_BACK = frozenset({429, 529})  # rate limited, overloaded
 DEFAULT_MAX_CONNECTIONS = 32  # per provider and model; `[limits] max_connections`, --max-connections
 MIN_CONNECTIONS = 1
-DECREASE = 0.8  # the cap's factor on push-back (once per window: answers to requests sent before it do not count)
+# The cap's factor on push-back, once per window (answers to requests sent before the last decrease do not count):
+# gentle on a rate limit, whose retry-after pause already holds the rate; sharp on an overload, which is about load.
+DECREASE = {429: 0.9, 529: 0.5}
 MAX_PAUSE_S = 600.0  # a retry-after past this is a broken header, not a plan: the callers' own budgets decide
 
 
@@ -107,7 +109,7 @@ class _Gate:
                 if retry_after is not None and retry_after > 0:
                     self.paused_until = max(self.paused_until, now + min(retry_after, MAX_PAUSE_S))
                 if self.adaptive and epoch == self.epoch:
-                    self.stats.cap = max(float(MIN_CONNECTIONS), self.stats.cap * DECREASE)
+                    self.stats.cap = max(float(MIN_CONNECTIONS), self.stats.cap * DECREASE[status])
                     self.epoch += 1
                     self.clean = 0
             elif status is not None and status < 400 and epoch == self.epoch and self.adaptive:

@@ -58,17 +58,17 @@ def test_push_back_shrinks_the_cap_once_per_window_and_a_clean_window_grows_it()
         slots = [stack.enter_context(limiter.slot("anthropic", "m")) for _ in range(4)]
         for slot in slots:
             slot.report(429)
-    assert stats.cap == 10 * ratelimit.DECREASE and stats.push_backs == 4  # once, not four times
+    assert stats.cap == 10 * 0.9 and stats.push_backs == 4  # once, not four times; gently on a rate limit
     with limiter.slot("anthropic", "m") as slot:
-        slot.report(529)  # started after the decrease: a new window's push-back
-    assert stats.cap == pytest.approx(10 * ratelimit.DECREASE ** 2)
+        slot.report(529)  # started after the decrease: a new window's push-back; an overload halves
+    assert stats.cap == pytest.approx(4.5)
     for _ in range(int(stats.cap) - 1):
         with limiter.slot("anthropic", "m") as slot:
             slot.report(200)
-    assert stats.cap == pytest.approx(10 * ratelimit.DECREASE ** 2)  # one short of a clean window
+    assert stats.cap == pytest.approx(4.5)  # one short of a clean window
     with limiter.slot("anthropic", "m") as slot:
         slot.report(200)
-    assert stats.cap == int(10 * ratelimit.DECREASE ** 2) + 1
+    assert stats.cap == 5
 
 
 def test_the_cap_never_falls_below_one_nor_grows_past_the_maximum() -> None:
