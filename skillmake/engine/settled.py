@@ -121,18 +121,26 @@ def is_settled(project: Project, spec: Spec) -> bool:
     if not isinstance(stamp, dict) or stamp.get("version") != VERSION:
         return False
     # The state first: a few stats, where the inputs may hash a fixture.
-    return stamp.get("state") == state_signature(project, spec) and stamp.get("inputs") == inputs_digest(project, spec)
+    if stamp.get("state") != state_signature(project, spec):
+        return False
+    try:
+        return stamp.get("inputs") == inputs_digest(project, spec)
+    except Exception:  # whatever went wrong, the full plan meets it again and says so, for this spec only
+        return False
 
 
 def settle(project: Project, spec: Spec) -> None:
     """Stamp the spec as settled: called only once its plan is complete and its report passed and is intact."""
     if not eligible(spec):
         return
-    inputs = inputs_digest(project, spec)
-    if inputs is None:
-        return
-    stamp = {"version": VERSION, "inputs": inputs, "state": state_signature(project, spec)}
-    atomic.write_bytes(stamp_path(project, spec.name), orjson.dumps(stamp), durable=False)
+    try:
+        inputs = inputs_digest(project, spec)
+        if inputs is None:
+            return
+        stamp = {"version": VERSION, "inputs": inputs, "state": state_signature(project, spec)}
+        atomic.write_bytes(stamp_path(project, spec.name), orjson.dumps(stamp), durable=False)
+    except Exception:  # a stamp is only a fast path: without it the spec is planned in full, never wrongly skipped
+        unsettle(project, spec.name)
 
 
 def unsettle(project: Project, spec_name: str) -> None:
