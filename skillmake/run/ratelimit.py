@@ -12,9 +12,11 @@ with `install` and must keep it too):
   asked for is running; past `deadline` (time.monotonic) it raises NoSlot instead (the caller's budget is spent).
 - `report(status, retry_after)`: `status` is the HTTP status of the attempt, or None when there was no answer
   (connection failure, timeout): neutral. 429 and 529 are push-back: every caller waits `retry_after` seconds (when
-  given) before its next request to that key, and an adaptive cap shrinks (×0.9 on 429, ×0.5 on 529); a clean window (as many successes as the
-  cap, since the last push-back) grows it by one, up to the configured maximum. A slot left without a report is neutral.
+  given) before its next request to that key, and an adaptive cap shrinks (×0.9 on 429, ×0.5 on 529); a clean
+  window (as many successes as the cap, since the last push-back) grows it by one, up to the configured maximum. A
+  slot left without a report is neutral.
 - The slot is released when the block ends, whatever happens inside it.
+- `deadline` is this process's time.monotonic(); a backend that waits elsewhere turns it into seconds left.
 
 Inspect AI's adaptive connections are the model: a per-model cap that scales up while the provider keeps up and backs
 off on rate-limit retries. The local backend holds its state in this process: under `-P process` each worker has its
@@ -25,6 +27,7 @@ from __future__ import annotations
 
 import contextlib
 import email.utils
+import os
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -218,6 +221,18 @@ def install(limiter: Limiter | None) -> None:
     global _current
     with _current_lock:
         _current = limiter
+
+
+def _after_fork_in_child() -> None:
+    """A worker forked from the run (`-P process`) starts with caps of its own: the parent's locks may have been held
+    by a thread that does not exist in the child."""
+    global _current, _current_lock
+    _current_lock = threading.Lock()
+    if isinstance(_current, LocalLimiter):
+        _current = None
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def retry_after(headers: Mapping[str, str] | Any, *, now: Callable[[], float] = time.time) -> float | None:

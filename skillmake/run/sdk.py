@@ -1,4 +1,5 @@
-"""The provider SDKs (anthropic, openai): an optional extra, imported only by the agent or judge that calls them."""
+"""The provider SDKs (anthropic, openai): an optional extra, imported only by the API agents and batch judging that
+call them (the synchronous judges use run/wire.py)."""
 
 from __future__ import annotations
 
@@ -54,10 +55,10 @@ _WARMING_LOCK = threading.Lock()
 def warm(names: Iterable[str]) -> None:
     """Start importing each SDK of `names` that this process has not imported, once, in a thread of its own.
 
-    Importing anthropic costs ~1.6 s: a run starts it when its first trial that will be graded by (or run on) the
-    SDK starts, so the import overlaps the agent's run instead of delaying the first grade, and no worker waits
-    for it behind a lock of ours (a grade that needs the SDK sooner waits on Python's module lock, as for its own
-    import). An SDK that is not installed, or fails to import, is left to `load` to report where it is needed."""
+    Importing anthropic costs ~1.6 s: a run starts it when its first trial on an API agent starts (the judges need
+    no SDK: run/wire.py), so no worker waits for it behind a lock of ours (a trial that needs the SDK sooner waits
+    on Python's module lock, as for its own import). An SDK that is not installed, or fails to import, is left to
+    `load` to report where it is needed."""
     for name in names:
         if name not in SDKS or name in sys.modules:
             continue

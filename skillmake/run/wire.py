@@ -102,6 +102,21 @@ def close_all() -> None:
         conn.close()
 
 
+def _after_fork_in_child() -> None:
+    """A forked worker opens connections of its own (the parent's sockets stay the parent's; a lock held by one of
+    its threads at the fork would never be released here)."""
+    global _idle_lock, _context_lock
+    _idle_lock = threading.Lock()
+    _context_lock = threading.Lock()
+    inherited = [conn for conns in _idle.values() for conn in conns]
+    _idle.clear()
+    for conn in inherited:  # the child's copies of the descriptors: the parent's connections stay open
+        conn.close()
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
 def _take(parts: urllib.parse.SplitResult, timeout: float, *,
           fresh: bool) -> tuple[http.client.HTTPConnection, str, tuple[str, ...], bool]:
     """(connection, request target, pool key, reused) for `parts`, through the environment's proxy for it, if any."""

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import contextlib
 import email.utils
+import os
+import signal
 import threading
 import time
 from collections.abc import Iterator
@@ -162,6 +164,21 @@ def test_configure_reset_and_install_choose_the_process_limiter() -> None:
     ratelimit.reset()
     fresh = ratelimit.current()
     assert isinstance(fresh, LocalLimiter) and fresh.max_connections == ratelimit.DEFAULT_MAX_CONNECTIONS
+
+
+def test_a_forked_worker_starts_with_caps_of_its_own() -> None:
+    parent = ratelimit.current()
+    gate = parent._gate("anthropic", "m")  # type: ignore[attr-defined]
+    with gate.cond:  # held by this process when it forks, as a busy thread of a run may hold it
+        pid = os.fork()
+        if pid == 0:  # the child: a fresh limiter, whose slots work (the inherited lock would never be released)
+            signal.alarm(5)  # a child stuck on that lock ends here, failing the test instead of hanging it
+            ok = ratelimit.current() is not parent
+            with ratelimit.slot("anthropic", "m", deadline=time.monotonic() + 2):
+                pass
+            os._exit(0 if ok else 1)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
 
 
 def test_a_cap_below_one_is_refused() -> None:
