@@ -42,11 +42,13 @@ def fill(project: Project, plans: tuple[SpecPlan, ...], *, replan: Callable[[Spe
             for item in plan.items:
                 if mine is not None and not mine.has(item.tkey.key):
                     continue
-                key = item.tkey.key if schema == TRIAL_SCHEMA else item.grade_key
-                if key is not None and (schema == GRADE_SCHEMA) == item.trial_cached:
-                    missing[key] = n
+                if schema == TRIAL_SCHEMA and not item.trial_cached:
+                    missing[item.tkey.key] = n
+                elif schema == GRADE_SCHEMA and item.grade_key is not None and not item.grade_cached:
+                    missing[item.grade_key] = n
             if schema == TRIAL_SCHEMA:
-                missing.update((t.tkey.key, n) for t in plan.triggers if mine is None or mine.has(t.tkey.key))
+                missing.update((t.tkey.key, n) for t in plan.triggers
+                               if not t.cached and (mine is None or mine.has(t.tkey.key)))
         missing = {k: n for k, n in missing.items() if not store.has_action(k)}
         if not missing:
             continue
