@@ -66,26 +66,43 @@ def _ignore(signum: int, frame: object) -> None:
     """The wakeup fd carries the signal number; the handler only has to exist so the default action does not."""
 
 
-def _spawn(command: list[str], cwd: str, env: dict[str, str], fds: list[int],
-           prctl_: Prctl | None) -> tuple[int, int]:
-    """Fork and exec `command` in a new session with `fds` as its stdin, stdout and stderr; (pid, 0), or
-    (-1, errno) when it could not start."""
+def _spawn(command: list[str], cwd: str, env: dict[str, str], fds: list[int]) -> tuple[int, int]:
+    """Start `command` in a new session, in `cwd`, with `fds` as its stdin, stdout and stderr; (pid, 0), or
+    (-1, errno) when it could not start.
+
+    posix_spawn (a vfork and an exec, no Python in the child): a fork running Python code until its exec took twice
+    the CPU and five times the wall time of the command `true` itself. It cannot set the command's parent-death
+    signal, so a command whose supervisor was SIGKILLed is ended by the run's process, the subreaper it is then
+    re-parented to (reaper.py), as what the command had started would be anyway."""
+    try:
+        path = _which(command[0], env)
+        os.chdir(cwd)  # this process runs one command at a time: its own folder is the command's to choose
+        pid = os.posix_spawn(path, command, env, setsid=True, setsigmask=(), setsigdef=_DEFAULTS,
+                             file_actions=[(os.POSIX_SPAWN_DUP2, fd, target) for target, fd in enumerate(fds)])
+    except OSError as exc:
+        return -1, exc.errno or 0
+    except NotImplementedError:  # no POSIX_SPAWN_SETSID (not glibc): fork, and Python until the exec
+        return _fork(path, command, env, fds)
+    finally:
+        try:
+            os.chdir("/")  # never hold a trial's folder open between commands
+        except OSError:
+            pass
+    return pid, 0
+
+
+def _fork(path: str, command: list[str], env: dict[str, str], fds: list[int]) -> tuple[int, int]:
     err_r, err_w = os.pipe()  # close-on-exec: EOF means the exec succeeded
     pid = os.fork()
     if pid == 0:  # pragma: no cover - the child; coverage cannot follow it past exec
         try:
             os.close(err_r)
-            for signum in (*STOP_SIGNALS, sig.SIGCHLD, sig.SIGPIPE, sig.SIGXFSZ):
-                sig.signal(signum, sig.SIG_DFL)  # Python ignores SIGPIPE/SIGXFSZ; a command expects defaults
+            for signum in _DEFAULTS:
+                sig.signal(signum, sig.SIG_DFL)
             for target, fd in enumerate(fds):
-                os.dup2(fd, target)  # dup2 leaves the copy inheritable
-            for fd in set(fds) - {0, 1, 2}:
-                os.close(fd)
+                os.dup2(fd, target)
             os.setsid()
-            if prctl_ is not None:  # the command dies with this supervisor, even by SIGKILL
-                prctl_(PR_SET_PDEATHSIG, sig.SIGKILL, 0, 0, 0)
-            os.chdir(cwd)
-            _exec(command, env)
+            os.execve(path, command, env)
         except OSError as exc:
             os.write(err_w, str(exc.errno or 0).encode())
         finally:
@@ -103,20 +120,24 @@ def _spawn(command: list[str], cwd: str, env: dict[str, str], fds: list[int],
     return pid, 0
 
 
-def _exec(command: list[str], env: dict[str, str]) -> None:
-    """os.execvpe without its `import warnings`: search the command's PATH as execvp(3) does."""
-    name = command[0]
+# Signals the command gets with their default action (Python ignores SIGPIPE and SIGXFSZ; the others are handled
+# here, which an exec resets anyway).
+_DEFAULTS = (*STOP_SIGNALS, sig.SIGCHLD, sig.SIGPIPE, sig.SIGXFSZ)
+
+
+def _which(name: str, env: dict[str, str]) -> str:
+    """The file `name` runs, searched on the command's own PATH as execvp(3) does (posix_spawnp would search
+    this process's)."""
     if "/" in name:
-        os.execve(name, command, env)
-    error: OSError | None = None
+        return name
+    denied: OSError | None = None
     for folder in env.get("PATH", os.defpath).split(os.pathsep):
-        try:
-            os.execve(os.path.join(folder or ".", name), command, env)
-        except (FileNotFoundError, NotADirectoryError) as exc:
-            error = error or exc
-        except OSError as exc:  # found but not runnable (EACCES …): report that rather than a later miss
-            error = exc if error is None or isinstance(error, (FileNotFoundError, NotADirectoryError)) else error
-    raise error or FileNotFoundError(2, "No such file or directory", name)
+        path = os.path.join(folder or ".", name)
+        if os.path.isfile(path):
+            if os.access(path, os.X_OK):
+                return path
+            denied = denied or PermissionError(13, "Permission denied", path)
+    raise denied or FileNotFoundError(2, "No such file or directory", name)
 
 
 def _descendants(me: int) -> list[int] | None:
@@ -253,7 +274,8 @@ def _request(sock: _socket.socket) -> tuple[list[str], str, dict[str, str], list
     """The next request (argv, cwd, env, fds); None at end of file (the parent is gone) or on garbage."""
     fds: list[int] = []
     try:
-        head, anc, _, _ = sock.recvmsg(HEADER, _socket.CMSG_LEN(FDS * 4))
+        # Close-on-exec: a command gets them only as its stdin, stdout and stderr (dup2 clears the flag).
+        head, anc, _, _ = sock.recvmsg(HEADER, _socket.CMSG_LEN(FDS * 4), _socket.MSG_CMSG_CLOEXEC)
         for level, kind, data in anc:
             if level == _socket.SOL_SOCKET and kind == _socket.SCM_RIGHTS:
                 fds += [int.from_bytes(data[i:i + 4], sys.byteorder) for i in range(0, len(data) - 3, 4)]
@@ -298,7 +320,7 @@ def serve(sock: _socket.socket, *, parent: int, run: int) -> int:
         argv, cwd, env, fds = request
         watch.drain()  # stop signals until now were meant for an earlier command
         try:
-            line, orphaned = _one(watch, me, argv, cwd, env, fds, prctl_)
+            line, orphaned = _one(watch, me, argv, cwd, env, fds)
         finally:
             for fd in fds:
                 os.close(fd)
@@ -311,10 +333,10 @@ def serve(sock: _socket.socket, *, parent: int, run: int) -> int:
     return 0
 
 
-def _one(watch: _Watch, me: int, argv: list[str], cwd: str, env: dict[str, str], fds: list[int],
-         prctl_: Prctl | None) -> tuple[str, bool]:
+def _one(watch: _Watch, me: int, argv: list[str], cwd: str, env: dict[str, str],
+         fds: list[int]) -> tuple[str, bool]:
     """Run one command to its end; (the answer line, whether the parent or run died meanwhile)."""
-    command_pid, errno = _spawn(argv, cwd, env, fds, prctl_)
+    command_pid, errno = _spawn(argv, cwd, env, fds)
     if command_pid < 0:
         return f"done exec {errno}", False
     for fd in fds:  # the command holds them now: its end of file must not wait for this process
