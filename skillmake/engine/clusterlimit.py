@@ -100,19 +100,23 @@ class ClusterLimiter:
             if left is not None and left <= 0:
                 raise ratelimit.NoSlot(f"no request slot before the deadline (cluster-wide cap "
                                        f"{self.max_connections})")
-            if semaphore.acquire(timeout=LEASE_POLL_S if left is None else min(left, LEASE_POLL_S)):
-                break
+            if not semaphore.acquire(timeout=LEASE_POLL_S if left is None else min(left, LEASE_POLL_S)):
+                continue
+            if self._paused_until(provider, model) > time.time():  # a pause set while this waited for the lease
+                semaphore.release()
+                continue
+            break
         handle = _Slot()
         try:
             yield handle
         finally:
-            try:
-                semaphore.release()
-            finally:
+            try:  # the pause is in place before the lease goes: the next holder sees it
                 if handle.status in ratelimit.PUSH_BACK and handle.retry_after:
                     until = time.time() + min(handle.retry_after, ratelimit.MAX_PAUSE_S)
                     if until > self._paused_until(provider, model):
                         self._connect().set_metadata(self._pause_key(provider, model), until)
+            finally:
+                semaphore.release()
 
 
 def install(limits: dict[str, Any]) -> None:

@@ -234,3 +234,39 @@ def test_the_fake_api_never_sees_more_concurrent_requests_than_the_cluster_wide_
     assert done.code == 0, done.out + done.err
     assert done.trials == 8 and api.count("/v1/messages") >= 8
     assert 1 <= peak.peak <= 2, peak.peak
+
+
+class _FirstPushedBack:
+    """Answers the first request with a 429 asking for `pause` seconds, every later one at once; notes when each
+    request arrived."""
+
+    def __init__(self, pause: float) -> None:
+        self.pause = pause
+        self.arrivals: list[float] = []
+        self.lock = threading.Lock()
+
+    def __call__(self, request: Recorded) -> Reply:
+        with self.lock:
+            self.arrivals.append(time.monotonic())
+            first = len(self.arrivals) == 1
+        return Reply.fault("429", retry_after=self.pause) if first else Reply.text("hello from the model")
+
+
+def test_a_retry_after_pauses_every_worker(tmp_path: Path, cluster: DaskCluster, api: FakeAPI) -> None:
+    """One request in flight at a time (cap 1), 4 trials on 2 workers: the first request is told to wait 3 s. No
+    request of any worker may reach the API before those 3 s are over (each job's own limiter would let the
+    next job's request through the moment the lease is free)."""
+    pushed = _FirstPushedBack(pause=3.0)
+    api.script = pushed
+    try:
+        p = Project.empty(tmp_path / "p", {"skills/s/SKILL.md": "---\nname: s\ndescription: d\n---\nbody\n",
+                                           "t.eval.yaml": API_SPEC.replace("trials: 8", "trials: 4")})
+        env = {**api.anthropic_env(), "SKILLMAKE_EXECUTOR": cluster.url, "SKILLMAKE_MAX_CONNECTIONS": "1",
+               "SKILLMAKE_REMOTE": (tmp_path / "shared").as_uri()}
+        done = p.run("-j", "4", env=env)
+    finally:
+        api.script = _judge
+    assert done.code == 0, done.out + done.err
+    assert len(pushed.arrivals) == 5  # 4 trials, one of them asked twice
+    first, *later = pushed.arrivals
+    assert min(later) - first >= 2.8, [round(t - first, 2) for t in later]
