@@ -28,6 +28,9 @@ from pathlib import Path
 prompt = sys.stdin.read().strip()
 if "broken" in prompt:
     sys.exit("this agent cannot do that")
+if "slow" in prompt:
+    import time
+    time.sleep(30)
 Path("out.txt").write_text(prompt + " " + os.environ["SKILLMAKE_ARM"] + " " + os.environ["SKILLMAKE_TRIAL"] + "\n")
 body = (Path(os.environ["SKILLMAKE_SKILL"]) / "SKILL.md").read_text() if os.environ["SKILLMAKE_SKILL"] else ""
 extra = Path("data.txt").read_text().strip() if Path("data.txt").exists() else ""
@@ -45,6 +48,7 @@ cases:
   - {id: loud, prompt: say hi, input_files: [data.txt], checks: [{type: contains, needle: HELLO}]}
   - {id: warm, prompt: say bye, rubric: Is the farewell warm?, output_files: [out.txt]}
   - {id: broken, prompt: broken, checks: [{type: contains, needle: HELLO}]}
+  - {id: slow, prompt: slow, timeout: 1, checks: [{type: contains, needle: HELLO}]}
 """
 
 
@@ -107,8 +111,9 @@ def _records(store: Path) -> dict[str, dict[str, Any]]:
     return out
 
 
-def _attempts(store: Path) -> set[str]:
-    return {orjson.loads(p.read_bytes())["key"] for p in (store / "attempts").glob("*/*.json")}
+def _attempts(store: Path) -> dict[str, str]:
+    """key → outcome of every attempt kept (error-class records: never results)."""
+    return {(r := orjson.loads(p.read_bytes()))["key"]: r["outcome"] for p in (store / "attempts").glob("*/*.json")}
 
 
 def test_records_on_the_cluster_equal_a_threaded_run_key_for_key(tmp_path: Path, cluster: DaskCluster,
@@ -125,22 +130,23 @@ def test_records_on_the_cluster_equal_a_threaded_run_key_for_key(tmp_path: Path,
     env = {**api.anthropic_env(), "SKILLMAKE_EXECUTOR": cluster.url, "SKILLMAKE_REMOTE": shared.as_uri()}
     there = remote.run("-j", "4", env=env)
     assert there.code == 1, there.out + there.err
-    assert (there.trials, there.grades) == (here.trials, here.grades) == (12, 12), there.out
+    assert (there.trials, there.grades) == (here.trials, here.grades) == (16, 16), there.out
     assert api.count("/v1/messages") == judged == 4  # the judge calls were made on the workers
 
     mine, theirs = _records(local.root / ".skillmake"), _records(remote.root / ".skillmake")
-    # 8 trials + 8 grades with results; the 4 broken trials have none
+    # 8 trials + 8 grades with results; the 4 broken and the 4 timed-out trials have none
     assert mine == theirs and len(mine) == 16
     assert _records(shared) == mine  # the shared store holds every record, with its objects (read back from it)
     broken = _attempts(remote.root / ".skillmake")
-    assert broken == _attempts(local.root / ".skillmake") and len(broken) == 5  # 4 trials, and their one grade key
+    assert broken == _attempts(local.root / ".skillmake")
+    assert sorted(broken.values()).count("timeout") >= 4 and sorted(broken.values()).count("error") >= 4, broken
     assert "this agent cannot do that" in there.out + there.err
     rows = [orjson.loads((p.root / ".skillmake/reports/t/report.json").read_bytes())["rows"] for p in (local, remote)]
     # the same report, row for row, but for which run drew each sample
-    assert [sorted(k for k in a if a[k] != b[k]) for a, b in zip(*rows, strict=True)] == [["trial_runs"]] * 6
+    assert [sorted(k for k in a if a[k] != b[k]) for a, b in zip(*rows, strict=True)] == [["trial_runs"]] * 8
 
-    again = remote.run("-j", "4", env=env)  # errors are never cached: only the broken trials run again
-    assert (again.trials, again.grades) == (4, 4), again.out + again.err
+    again = remote.run("-j", "4", env=env)  # errors and timeouts are never cached: only those trials run again
+    assert (again.trials, again.grades) == (8, 8), again.out + again.err
     assert not cluster.descendants()
 
 
