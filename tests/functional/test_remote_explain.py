@@ -10,8 +10,11 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
+
 from tests.remote_server import S3Server
 
+from .inprocess import InProcess
 from .test_remote import clone
 
 
@@ -44,7 +47,8 @@ def counting_listener() -> Iterator[tuple[int, list[int]]]:
         listener.close()
 
 
-def test_explain_sends_the_remote_no_request(tmp_path: Path) -> None:
+def test_explain_sends_the_remote_no_request(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    here = InProcess(capfd)  # explain is no doit run: in this process, as a fresh one would run it
     with counting_listener() as (port, accepted):
         env = {**S3Server(endpoint=f"http://127.0.0.1:{port}", pid=0).env(), "AWS_MAX_ATTEMPTS": "1",
                "SKILLMAKE_REMOTE": "s3://team/evals"}
@@ -58,7 +62,7 @@ def test_explain_sends_the_remote_no_request(tmp_path: Path) -> None:
         shutil.rmtree(p.root / ".skillmake" / "actions")
         accepted.clear()
         for args in (["explain"], ["explain", "--failed"], ["explain", "--shard", "1/2", "--format", "json"]):
-            run = p.run(*args, env=env, check_views=False)
+            run = here.run(p, *args, env=env, check_views=False)
             assert run.code == 0, run.out + run.err
             assert accepted == [], args
-        assert "would run 4 trials" in p.run("explain", env=env, check_views=False).out
+        assert "would run 4 trials" in here.run(p, "explain", env=env, check_views=False).out
