@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import hashlib
+from types import SimpleNamespace
+from typing import Any
 
 import pytest
 
@@ -57,3 +59,26 @@ def test_current_reads_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(shard.SHARD_VAR, "9/8")
     with pytest.raises(ShardError):
         shard.current()
+
+
+def _plan(n_items: int, n_triggers: int) -> Any:
+    every = keys(n_items + n_triggers)
+    items = [SimpleNamespace(name=f"s/c{i}/with_skill/0", tkey=SimpleNamespace(key=every[i])) for i in range(n_items)]
+    triggers = [SimpleNamespace(name=f"s/q{i}/0", tkey=SimpleNamespace(key=every[n_items + i]))
+                for i in range(n_triggers)]
+    return SimpleNamespace(items=items, triggers=triggers)
+
+
+def test_narrow_gives_each_shard_its_cells_and_trigger_trials_and_keeps_the_selection() -> None:
+    from skillmake.engine.select import Chosen
+
+    plan = _plan(40, 12)
+    everything = Chosen(names=None, resample=False)
+    parts = [shard.narrow(everything, [plan], Shard(i, 3)).names for i in (1, 2, 3)]
+    names = [n for part in parts for n in part or ()]
+    assert sorted(names) == sorted([i.name for i in plan.items] + [f"trigger:{t.name}" for t in plan.triggers])
+    assert len(names) == len(set(names))
+    assert shard.narrow(everything, [plan], None) is everything
+    picked = Chosen(names=frozenset({plan.items[0].name, plan.items[1].name}), resample=True)
+    narrowed = shard.narrow(picked, [plan], Shard(1, 1))
+    assert narrowed.names == picked.names and narrowed.resample  # a shard of 1 is the selection as it was
