@@ -135,7 +135,8 @@ class Rules:
                     and self.clean(f"/variants/{i}/agent"):
                 merged = {**agent, **override}
                 if merged.get("kind") == "command" and "command" not in merged:
-                    self.error(f"/variants/{i}/agent", "a command agent needs 'command'", "add 'command'")
+                    self.error(f"/variants/{i}/agent", "a command agent needs 'command'",
+                               'add command: ["python", "agent.py"] — the executable and its arguments')
 
     def _programs(self) -> None:
         """A command agent's program must exist: beside the spec, or on PATH (and the sandbox's extra_path). Else

@@ -169,7 +169,8 @@ def _translate(error: Any, src: Source) -> list[_Found]:
             return [_Found(SpecError(f"set only one of {shown}", loc=src.locate(pointer, key=True),
                                hint=f"keep exactly one of {' / '.join(keys)}"))]
         return [_Found(SpecError(f"needs one of {shown}", loc=src.locate(pointer, key=True),
-                                 hint=f"add {keys[0]!r}" if kind == "anyOf" else f"add one of {' / '.join(keys)}"),
+                                 hint=_required_hint(keys[0], schema, instead=keys[1:]) if kind == "anyOf"
+                                 else f"add one of {' / '.join(keys)}"),
                        missing=tuple(keys))]
     if kind in ("oneOf", "anyOf") and error.context:
         here = [e for e in error.context if _pointer(e.absolute_path) == pointer]
@@ -377,10 +378,40 @@ def _enum_noun(pointer: str) -> str:
     return "an allowed value"
 
 
-def _required_hint(missing: str, schema: dict[str, Any]) -> str:
+_PLACEHOLDERS = {"string": "…", "integer": "<integer>", "number": "<number>", "boolean": "true or false",
+                 "array": "[…]", "object": "{…}"}
+
+
+_NAMES = frozenset({"Python", "Claude", "Codex", "Anthropic", "Markdown"})  # a description may start with a name
+
+
+def _required_hint(missing: str, schema: dict[str, Any], *, instead: Iterable[str] = ()) -> str:
+    """A fix to copy: the key with a value it takes (the first allowed one, the others named), then what it is —
+    `add kind: command (or claude-code, codex, anthropic, openai) — what executes a trial`."""
     prop = schema.get("properties", {}).get(missing, {})
-    desc = prop.get("description")
-    return f"add {missing!r}" + (f": {desc}" if desc else "")
+    if "const" in prop:
+        value = str(prop["const"])
+    elif prop.get("examples"):
+        example = prop["examples"][0]
+        value = example if isinstance(example, str) else json.dumps(example, ensure_ascii=False)
+    elif prop.get("enum"):
+        first, *rest = (str(v) for v in prop["enum"])
+        value = first + (f" (or {', '.join(rest)})" if rest else "")
+    else:
+        kind = prop.get("type")
+        value = _PLACEHOLDERS.get(kind[0] if isinstance(kind, list) and kind else kind, "…")
+    others = ", ".join(instead)
+    desc = _first_sentence(str(prop.get("description") or ""))
+    return f"add {missing}: {value}" + (f" (or {others} instead)" if others else "") + (f" — {desc}" if desc else "")
+
+
+def _first_sentence(text: str) -> str:
+    """A description's first sentence as a clause: no closing period, a capital lowered unless it starts a name."""
+    sentence = text.strip().split(". ", 1)[0].rstrip(".")
+    first = sentence.split(" ", 1)[0]
+    if first[:1].isupper() and (first[1:].islower() or len(first) == 1) and first not in _NAMES:
+        sentence = sentence[0].lower() + sentence[1:]
+    return sentence
 
 
 def _type_hint(expected: list[str], instance: Any) -> str:
