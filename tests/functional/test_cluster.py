@@ -19,6 +19,7 @@ import pytest
 
 from tests.dask_cluster import DaskCluster, dask_cluster
 from tests.fakeapi import FakeAPI, Recorded, Reply
+from tests.remote_server import S3Server, s3_fixture  # noqa: F401
 
 from .project import Project
 
@@ -83,8 +84,8 @@ def api() -> Iterator[FakeAPI]:
 
 
 @pytest.fixture(scope="module")
-def cluster(api: FakeAPI) -> Iterator[DaskCluster]:
-    with dask_cluster(2, nthreads=4, env=api.anthropic_env()) as made:
+def cluster(api: FakeAPI, s3: S3Server) -> Iterator[DaskCluster]:
+    with dask_cluster(2, nthreads=4, env={**api.anthropic_env(), **s3.env()}) as made:
         yield made
 
 
@@ -150,22 +151,24 @@ def test_records_on_the_cluster_equal_a_threaded_run_key_for_key(tmp_path: Path,
     assert not cluster.descendants()
 
 
-def test_a_worker_reads_the_project_from_the_store_never_from_the_submitting_disk(tmp_path: Path,
-                                                                                  cluster: DaskCluster) -> None:
+@pytest.mark.parametrize("kind", ["folder", "s3"])
+def test_a_worker_reads_the_project_from_the_store_never_from_the_submitting_disk(
+        tmp_path: Path, cluster: DaskCluster, s3: S3Server, kind: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The job is made, then the project is deleted: the worker has only the remote (a shared folder, or S3 through
+    moto's server) to read the skill, the fixture and the agent's program from."""
     from skillmake.engine import cluster as executor
     from skillmake.engine.plan import plan_spec
     from skillmake.run.project import Project as Opened
+    from skillmake.store.objects import TRIAL_SCHEMA
 
     p = _project(tmp_path / "p")
-    shared = tmp_path / "shared"
-    os.environ["SKILLMAKE_REMOTE"] = shared.as_uri()
-    try:
-        project = Opened.open(str(p.root))
-        item = next(i for i in plan_spec(project, project.specs[0]).items
-                    if i.case.id == "loud" and i.arm.name == "with_skill")
-        job = executor.make_job(project, item, "trial", resample=False)
-    finally:
-        del os.environ["SKILLMAKE_REMOTE"]
+    url = (tmp_path / "shared").as_uri() if kind == "folder" else s3.make_bucket(f"cluster-{os.getpid()}") + "/e"
+    for name, value in {**s3.env(), "SKILLMAKE_REMOTE": url}.items():
+        monkeypatch.setenv(name, value)
+    project = Opened.open(str(p.root))
+    item = next(i for i in plan_spec(project, project.specs[0]).items
+                if i.case.id == "loud" and i.arm.name == "with_skill")
+    job = executor.make_job(project, item, "trial", resample=False)
     assert sorted(job.files) == ["agent.py", "data.txt", "skills/s/SKILL.md"]
     shutil.rmtree(p.root)  # nothing of the project is left on this disk but the shared store
 
@@ -175,8 +178,10 @@ def test_a_worker_reads_the_project_from_the_store_never_from_the_submitting_dis
         executor._close_clients()  # this process's client goes before the fixture stops the scheduler
     record = result["record"]
     assert (record["outcome"], result["ran"]) == ("completed", True), record["error"]
-    output = (shared / "objects" / record["outputs"]["output"][7:9] / record["outputs"]["output"][9:]).read_text()
-    assert output == "HELLO SAY HI LOUD from the fixture [with_skill 0]\n"
+    back = executor._take(project, record, schema=TRIAL_SCHEMA, cacheable=frozenset({"completed"}))
+    assert back["key"] == record["key"]  # read back through the remote, with its objects
+    output = project.store.get(back["outputs"]["output"])
+    assert output == b"HELLO SAY HI LOUD from the fixture [with_skill 0]\n"
 
 
 SLOW = r'''
