@@ -90,16 +90,25 @@ class SkillmakeReporter:
         with self.lock:
             started = self._finish(task.name, kind)
             self.ran[kind] = self.ran.get(kind, 0) + 1
+            values = getattr(task, "values", None) or {}
+            if kind in COUNTED and values.get("unneeded"):
+                # Adaptive trials: a trial an earlier look made unnecessary is no trial. It leaves the total instead
+                # of taking a step, so the counter never jumps over it.
+                self.to_run.discard(task.name)
+                self._count(kind, values)
+                if self.style.verbose and not self.style.quiet:
+                    why = values.get("why")
+                    self._line(f"{task.name}  not needed" + (f"  ({why})" if why else ""))
+                return
             if kind in COUNTED:
                 elapsed = time.monotonic() - started if started is not None else 0.0
                 self.done += 1
                 if kind in ("trial", "trigger"):
                     self.duration_sum += elapsed
                     self.duration_count += 1
-                values = getattr(task, "values", None) or {}
                 self._count(kind, values)
-                if self.style.quiet or (values.get("unneeded") and not self.style.verbose):
-                    return  # adaptive trials: a trial an earlier look made unnecessary is no trial
+                if self.style.quiet:
+                    return
                 outcome = str(values.get("outcome", ""))
                 why = values.get("why")
                 self._line(f"{self._progress()} {task.name}  {console.paint(outcome, outcome, self.out)}  "
