@@ -15,6 +15,7 @@ supervisors. distributed is imported here and in clusterjob.py only, when an exe
 from __future__ import annotations
 
 import atexit
+import contextlib
 import os
 import threading
 import time
@@ -231,6 +232,12 @@ def _take(project: Project, record: dict[str, Any], *, schema: str, cacheable: f
         if store.remote is not None:
             store.remote.forget_absent(key)
         local = store.get_action(key, schema=schema)
+        if local is not None and local.get("run_id") != record.get("run_id") and store.remote is not None:
+            # A resample: the worker's fresh sample replaced this stored one in the remote (the caller keeps the
+            # old one in replaced/); drop the local entry so the fresh one comes down.
+            with contextlib.suppress(OSError):
+                os.unlink(store.action_path(key))
+            local = store.get_action(key, schema=schema)
         if local is None:
             raise ClusterError(f"the worker's record of {key[:19]}… is not in the shared store",
                                hint="set a remote every worker can reach (`remote` in the config, or --remote), "

@@ -284,3 +284,26 @@ def test_a_retry_after_pauses_every_worker(tmp_path: Path, cluster: DaskCluster,
     assert len(pushed.arrivals) == 5  # 4 trials, one of them asked twice
     first, *later = pushed.arrivals
     assert min(later) - first >= 2.8, [round(t - first, 2) for t in later]
+
+
+def test_a_resample_on_the_cluster_replaces_the_stored_sample_with_the_workers_fresh_one(
+        tmp_path: Path, cluster: DaskCluster) -> None:
+    p = Project.empty(tmp_path / "p", {
+        "agent.py": AGENT, "skills/s/SKILL.md": "---\nname: s\ndescription: d\n---\nbody\n",
+        "t.eval.yaml": "skill: skills/s\nagent: {kind: command, command: [python3, agent.py]}\ntrials: 2\n"
+                       "cases:\n  - {id: c, prompt: hi, checks: [{type: contains, needle: HELLO}]}\n"})
+    env = {"SKILLMAKE_EXECUTOR": cluster.url, "SKILLMAKE_REMOTE": (tmp_path / "shared").as_uri()}
+    first = p.run("-j", "2", env=env)
+    assert first.code == 0 and first.trials == 2, first.out + first.err
+
+    def runs() -> list[str]:
+        report = orjson.loads((p.root / ".skillmake/reports/t/report.json").read_bytes())
+        return [run for row in report["rows"] for run in row["trial_runs"]]
+
+    before = runs()
+    again = p.run("--resample", "-j", "2", env=env)
+    assert again.code == 0 and again.trials == 2, again.out + again.err
+    after = runs()
+    assert len(set(after)) == 1 and not set(after) & set(before), (before, after)  # both fresh, from this run
+    kept = [orjson.loads(f.read_bytes()) for f in (p.root / ".skillmake" / "replaced").glob("*/*/*.json")]
+    assert sorted(r["run_id"] for r in kept if r["kind"] == "trial") == sorted(before)  # the replaced samples
