@@ -8,8 +8,9 @@ remote (then it is fetched and reused: 0 calls) or the lease is released without
 never cached: the waiter runs it itself).
 
 A holder that crashed leaves its lease behind. Its holder rewrites the file every ttl/4 seconds (a heartbeat);
-a waiter that sees the same bytes for `ttl` seconds of its own clock (never a comparison of two machines' clocks)
-takes the lease over by creating the next generation — again create-if-absent, so of several waiters one wins.
+a waiter that sees the same bytes for `ttl` seconds of its own clock (never a comparison of two machines' clocks),
+or whose holder was a process of this machine that is gone (a run killed here), takes the lease over by creating
+the next generation — again create-if-absent, so of several waiters one wins.
 The dead generations stay until that holder lets go, so a newcomer (whose first try is generation 0) waits too.
 
 On a remote whose file system has no create-if-absent (fsspec's generic fallback checks, then writes) two clones
@@ -101,10 +102,8 @@ class Leases:
                 now = time.monotonic()
                 saw = seen.get(top)
                 if saw is None or saw[0] != data:
-                    seen[top] = (data, now)
-                    time.sleep(poll)
-                    continue
-                if now - saw[1] < limit:  # alive (or not silent for long enough yet)
+                    seen[top] = saw = (data, now)
+                if now - saw[1] < limit and not self._dead_here(data):  # alive, or not silent for long enough yet
                     time.sleep(poll)
                     continue
             # Free, or its holder silent for `ttl`: the next generation. The dead ones stay until this holder lets
@@ -112,6 +111,24 @@ class Leases:
             path = f"{folder}/{generations[-1] + 1 if generations else 0:010d}"
             if remote.create(path, self._content(0)):
                 return self._holding(path)
+
+    def _dead_here(self, data: bytes) -> bool:
+        """Whether the lease's holder was a process of this machine that is gone (a run killed here): taken over
+        at once, without waiting out its ttl. Another machine's holder is judged by its silence only."""
+        try:
+            host, _, pid = str(orjson.loads(data)["holder"]).rpartition(":")
+            number = int(pid)
+        except (orjson.JSONDecodeError, KeyError, TypeError, ValueError):
+            return False
+        if host != self.holder.rpartition(":")[0] or number == os.getpid() or number <= 0:
+            return False
+        try:
+            os.kill(number, 0)
+        except ProcessLookupError:
+            return True
+        except OSError:  # alive, someone else's
+            return False
+        return False
 
     def _holding(self, path: str) -> str:
         with self._lock:

@@ -3,6 +3,9 @@
 
 from __future__ import annotations
 
+import os
+import socket
+import subprocess
 import threading
 import time
 from pathlib import Path
@@ -123,3 +126,22 @@ def test_a_silent_lease_is_taken_over_after_the_ttl_and_a_beating_one_is_not(tmp
     other.join(10)
     assert 0.8 <= took < 5 and waited
     assert not list(dead.parent.iterdir())
+
+
+def test_a_lease_of_a_process_of_this_machine_that_is_gone_is_taken_over_at_once(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(lease.TTL_VAR, "600")  # its silence alone would keep a waiter ten minutes
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    remote = Remote((tmp_path / "shared").as_uri())
+    folder = tmp_path / "shared" / "leases" / KEY[7:]
+    folder.mkdir(parents=True)
+    (folder / f"{0:010d}").write_bytes(orjson.dumps({"holder": f"{socket.gethostname()}:{gone.pid}", "beat": 0}))
+    t0 = time.monotonic()
+    with remote.lease(KEY):
+        assert time.monotonic() - t0 < 5
+        assert (folder / f"{1:010d}").exists()
+    assert not list(folder.iterdir())
+    # A holder that is alive on this machine (this very test) is waited for.
+    (folder / f"{0:010d}").write_bytes(orjson.dumps({"holder": f"{socket.gethostname()}:{os.getppid()}", "beat": 0}))
+    assert not remote._leases._dead_here((folder / f"{0:010d}").read_bytes())  # type: ignore[union-attr]
