@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable
 
 # Anywhere in the tree: version control, caches, and the state folders of skillmake and the tools it reads.
 SKILL_SKIP = frozenset({".git", ".hg", ".svn", "__pycache__", ".DS_Store", "node_modules", ".pytest_cache",
@@ -48,13 +47,6 @@ def not_skill(folder: str, name: str, *, top: str) -> bool:
     if name == "evals":  # also once evals.json is gone and the spec `skillmake import` wrote stands in for it
         return os.path.isfile(os.path.join(full, "evals.json")) or _has_spec(full)
     return os.path.isdir(full) and _has_spec(folder)
-
-
-def skill_ignore(top: str) -> Callable[[str, list[str]], set[str]]:
-    """`shutil.copytree`'s ignore for copying the skill folder `top` (see not_skill)."""
-    def ignore(folder: str, names: list[str]) -> set[str]:
-        return {n for n in names if not_skill(folder, n, top=top)}
-    return ignore
 
 
 def results_file(path: str) -> bool:

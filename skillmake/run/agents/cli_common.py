@@ -13,9 +13,11 @@ from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from skillmake.core import fstree
 from skillmake.core.errors import SkillmakeError
+from skillmake.core.oswalk import walk
 from skillmake.core.paths import LINK_HINT, link_problems, within
-from skillmake.core.skillscope import skill_ignore
+from skillmake.core.skillscope import not_skill
 from skillmake.run import process
 from skillmake.run.agents.base import AgentResult, Usage
 from skillmake.spec.model import AgentConfig
@@ -100,17 +102,25 @@ def install_skill_folder(source: str, dest: Path) -> None:
         name, problem = problems[0]
         raise SkillmakeError(f"skill folder {source}: {name!r} {problem}", hint=LINK_HINT)
     real = os.path.realpath(source)
-
-    def copy_inside(src: str, dst: str) -> object:
-        if not within(os.path.realpath(src), real):
-            raise SkillmakeError(f"skill folder {source}: {os.path.relpath(src, source)!r} links outside it",
-                                 hint=LINK_HINT)
-        return shutil.copy2(src, dst)
-
-    if dest.exists():
-        shutil.rmtree(dest)
+    if os.path.lexists(dest):
+        fstree.remove_tree(dest)
     dest.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copytree(source, dest, ignore=skill_ignore(source), copy_function=copy_inside)
+    # Top-down without recursion (oswalk): shutil.copytree recursed once per level, a ~1,300-deep folder (an
+    # agent's leftover in the skill) raised RecursionError. Each folder exists before its entries are copied.
+    target = os.fspath(dest)
+    for here, dirs, names in walk(source):
+        rel = os.path.relpath(here, source)
+        into = target if rel == "." else os.path.join(target, rel)
+        os.mkdir(into)
+        dirs[:] = sorted(d for d in dirs if not not_skill(here, d, top=source))
+        for name in sorted(names):
+            if not_skill(here, name, top=source):
+                continue
+            src = os.path.join(here, name)
+            if not within(os.path.realpath(src), real):  # a link made since link_problems looked
+                raise SkillmakeError(f"skill folder {source}: {os.path.relpath(src, source)!r} links outside it",
+                                     hint=LINK_HINT)
+            shutil.copy2(src, os.path.join(into, name))
 
 
 def strings_in(value: Any) -> Iterator[str]:
