@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 import types
 from typing import Any
@@ -99,7 +100,16 @@ def exit_code(doit_code: int, run: dict[str, bool], *, runs: bool) -> int:
         return EXIT_CAPPED
     if doit_code == 0 and runs and run.get("no_specs"):
         return EXIT_NO_SPECS
+    if doit_code == 0 and runs and run.get("errors") and shard_of_matrix():
+        # A shard checks no threshold (shard.py), so trials that could not run fail its job: CI re-runs it.
+        return EXIT_FAILED
     return doit_code
+
+
+def shard_of_matrix() -> bool:
+    from skillmake.engine.shard import SHARD_VAR
+
+    return bool(os.environ.get(SHARD_VAR, "").strip())
 
 
 if __name__ == "__main__":

@@ -129,6 +129,21 @@ def test_a_failed_shard_leaves_the_others_usable_and_its_rerun_runs_only_what_it
     assert final.code == 0 and final.agent_calls == 0, final.out + final.err
 
 
+def test_a_shard_whose_trials_could_not_run_fails_its_job(tmp_path: Path, api: FakeAPI) -> None:
+    """A shard checks no threshold, so an agent that cannot run (a missing key, a broken install) must fail the job
+    itself: CI's "re-run failed jobs" then re-runs it, and only what did not run."""
+    env = {**api.anthropic_env(), "SKILLMAKE_REMOTE": (tmp_path / "shared").as_uri()}
+    p = job(tmp_path, "p")
+    p.write("agent.py", p.read("agent.py").replace("prompt = sys.stdin", "sys.exit(3) if (here / 'broken').exists() "
+                                                   "else None\nprompt = sys.stdin"))
+    p.write("broken", "")
+    failed = p.run("--shard", "1/1", env=env, check_views=False)
+    assert failed.code == 1 and "ended in error" in failed.out, failed.out + failed.err
+    (p.root / "broken").unlink()
+    fixed = p.run("--shard", "1/1", env=env, check_views=False)
+    assert fixed.code == 0 and fixed.agent_calls == CELLS, fixed.out + fixed.err
+
+
 @pytest.mark.parametrize(("value", "says"), [("0/4", "I must be 1 to 4"), ("5/4", "I must be 1 to 4"),
                                              ("2", "is not I/N"), ("1/0", "N (the number of jobs) must be 1")])
 def test_a_bad_shard_is_one_line_and_exit_3(tmp_path: Path, value: str, says: str) -> None:
