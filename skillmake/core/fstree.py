@@ -148,6 +148,25 @@ def inside(path: str | Path, root: str | Path) -> bool:
     return real == base or real.startswith(base.rstrip(os.sep) + os.sep)
 
 
+def make_folders(path: str | Path) -> None:
+    """os.makedirs(path, exist_ok=True) without recursion (it recurses once per missing level): the folders from
+    the deepest one that exists down to `path`."""
+    missing: list[str] = []
+    here = os.fspath(path)
+    while not os.path.isdir(here):
+        missing.append(here)
+        parent = os.path.dirname(here)
+        if parent == here:
+            break
+        here = parent
+    for folder in reversed(missing):
+        try:
+            os.mkdir(folder)
+        except FileExistsError:
+            if not os.path.isdir(folder):
+                raise
+
+
 def remove_tree(path: str | Path) -> None:
     """Delete `path` and everything under it, at any depth, never following a link; a missing path is fine.
 

@@ -10,6 +10,7 @@ where they are, and are checked against the key before and after the agent runs 
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import shutil
@@ -19,6 +20,7 @@ from typing import Any
 
 import orjson
 
+from skillmake.core import fstree
 from skillmake.core.canonical import digest_file
 from skillmake.core.errors import SkillmakeError
 from skillmake.spec.model import Case, Skill
@@ -38,7 +40,7 @@ def copy_verified(source: str, dest: Path, digest: str, *, what: str) -> None:
     except OSError as exc:
         raise Changed(f"{what} cannot be read since the run was planned ({exc.strerror})", hint=RERUN_HINT) from None
     h = hashlib.sha256()
-    dest.parent.mkdir(parents=True, exist_ok=True)
+    fstree.make_folders(dest.parent)  # Path.mkdir(parents=True) recursed once per level: a deep skill folder
     with os.fdopen(fd, "rb") as f:
         st = os.fstat(f.fileno())
         if not stat.S_ISREG(st.st_mode):
@@ -76,15 +78,21 @@ def stage_skill(skill: Skill, manifest_data: bytes, dest: Path) -> Skill:
 
 def _prune(folder: Path) -> bool:
     """Remove the empty folders under `folder` (a reused trial folder keeps an earlier skill's folders, emptied:
-    workspace.release); True when `folder` itself is left empty."""
-    empty = True
-    with os.scandir(folder) as entries:
-        for entry in list(entries):
-            if entry.is_dir(follow_symlinks=False) and _prune(Path(entry.path)):
-                os.rmdir(entry.path)
-            else:
-                empty = False
-    return empty
+    workspace.release); True when `folder` itself is left empty. Without recursion (a skill may be ~1,300 deep):
+    every folder is listed top-down, then the empty ones are removed deepest first."""
+    folders = [os.fspath(folder)]
+    i = 0
+    while i < len(folders):
+        with contextlib.suppress(OSError), os.scandir(folders[i]) as entries:
+            folders += [e.path for e in entries if e.is_dir(follow_symlinks=False)]
+        i += 1
+    for path in reversed(folders[1:]):  # a child is listed after its parent: deepest first
+        with contextlib.suppress(OSError):  # not empty: kept
+            os.rmdir(path)
+    try:
+        return not os.listdir(folder)
+    except OSError:
+        return False
 
 
 def stage_inputs(case: Case, workspace: Path, digests: dict[str, str] | None) -> None:
