@@ -213,8 +213,8 @@ def submit(url: str, job: Job) -> dict[str, Any]:
             raise ClusterError(f"the Dask scheduler went away while a {job.kind} ran ({exc})",
                                hint="nothing was recorded for it; the next run runs it again") from None
         except Exception as exc:
-            if type(exc).__name__ == "CancelledError":
-                raise ClusterError(f"the cluster cancelled the {job.kind} job (a worker died?)",
+            if type(exc).__name__ in ("CancelledError", "FutureCancelledError", "KilledWorker"):
+                raise ClusterError(f"the cluster gave up on the {job.kind} job ({type(exc).__name__}: {exc})",
                                    hint="nothing was recorded for it; the next run runs it again") from None
             raise
         return result

@@ -307,3 +307,50 @@ def test_a_resample_on_the_cluster_replaces_the_stored_sample_with_the_workers_f
     assert len(set(after)) == 1 and not set(after) & set(before), (before, after)  # both fresh, from this run
     kept = [orjson.loads(f.read_bytes()) for f in (p.root / ".skillmake" / "replaced").glob("*/*/*.json")]
     assert sorted(r["run_id"] for r in kept if r["kind"] == "trial") == sorted(before)  # the replaced samples
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return f.read().rsplit(b")", 1)[1].split()[0] != b"Z"
+    except OSError:
+        return False
+
+
+def test_a_worker_killed_mid_trial_takes_its_trials_processes_with_it_and_the_trial_runs_elsewhere(
+        tmp_path: Path) -> None:
+    # The first attempt sleeps long (so only its worker's death can end it in time); the one run again does not.
+    slow = ("import os, subprocess, sys\nmarker = sys.stdin.read().split()[-1]\n"
+            "if not os.path.exists(marker):\n    open(marker, 'w').close()\n    subprocess.run(['sleep', '400'])\n"
+            "print('HELLO')\n")
+    marker = tmp_path / "first-attempt"
+    p = Project.empty(tmp_path / "p", {
+        "agent.py": slow, "skills/s/SKILL.md": "---\nname: s\ndescription: d\n---\nbody\n",
+        "t.eval.yaml": "skill: skills/s\nagent: {kind: command, command: [python3, agent.py]}\n"
+                       f"cases:\n  - {{id: c, prompt: go {marker}, checks: [{{type: contains, needle: HELLO}}]}}\n"})
+    with dask_cluster(2, nthreads=1) as own:
+        env = dict(os.environ, SKILLMAKE_EXECUTOR=own.url, SKILLMAKE_REMOTE=(tmp_path / "shared").as_uri())
+        run = subprocess.Popen([sys.executable, "-m", "skillmake"], cwd=p.root, env=env,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        try:
+            deadline = time.monotonic() + 120
+            while not [c for _, c in own.descendants() if c.startswith("sleep 400")]:
+                assert run.poll() is None and time.monotonic() < deadline, run.communicate()
+                time.sleep(0.1)
+            busy = next(w for w in own.worker_pids
+                        if any(c.startswith("sleep 400") for _, c in DaskCluster(
+                            url="", scheduler_pid=0, worker_pids=[w], home=own.home).descendants()))
+            below = [pid for pid, _ in DaskCluster(url="", scheduler_pid=0, worker_pids=[busy],
+                                                    home=own.home).descendants()]
+            os.kill(busy, signal.SIGKILL)
+            out, err = run.communicate(timeout=120)
+        finally:
+            if run.poll() is None:
+                run.kill()
+                run.wait()
+        deadline = time.monotonic() + 15
+        while any(_alive(pid) for pid in below) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not [pid for pid in below if _alive(pid)]  # the job and its agent died with their worker
+    assert run.returncode == 0, out.decode() + err.decode()  # the trial ran again on the other worker
+    assert "ran 1 trials" in out.decode(), out.decode()
