@@ -29,7 +29,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from common import table
+
+from tests.proclist import live
+from tests.procproject import daemon_lines, one_case_spec, write_project
 
 AGENT = '''\
 import os, random, sys, time
@@ -37,28 +41,12 @@ from pathlib import Path
 here = Path(__file__).resolve().parent
 with open(here / "calls.log", "a") as f:
     f.write(f"{time.time():.6f}\\n")
-if os.fork() == 0:  # a daemon the classic way: it must not outlive the run
-    os.setsid()
-    if os.fork() == 0:
-        fd = os.open(os.devnull, os.O_RDWR)
-        for i in (0, 1, 2):
-            os.dup2(fd, i)
-        time.sleep(30)
-    os._exit(0)
-time.sleep(random.uniform(0.2, 1.2))
+''' + daemon_lines(30) + '''time.sleep(random.uniform(0.2, 1.2))
 with open(here / "finished.log", "a") as f:
     f.write(os.environ["SKILLMAKE_TRIAL"] + "\\n")
 print("done")
 '''
 
-SPEC = """\
-skill: skills/s
-agent: {kind: command, command: [python3, agent.py]}
-trials: 12
-cases: [{id: a, prompt: work, checks: [{type: contains, needle: done}]}]
-"""
-
-DODO = '"""Evals."""\nfrom skillmake.dodo import *  # noqa: F403\n'
 MESSAGE = "interrupted; finished trials are kept"
 
 
@@ -74,29 +62,8 @@ class Tally:
     notes: list[str] = field(default_factory=list)
 
 
-def live(marker: str) -> list[int]:
-    found = []
-    for name in os.listdir("/proc"):
-        if not name.isdigit() or int(name) == os.getpid():
-            continue
-        try:
-            environ = Path(f"/proc/{name}/environ").read_bytes()
-            stat = Path(f"/proc/{name}/stat").read_bytes()
-        except OSError:
-            continue
-        if marker.encode() in environ and stat[stat.rfind(b")") + 2:][:1] != b"Z":
-            found.append(int(name))
-    return found
-
-
 def project(base: Path) -> Path:
-    root = base / "p"
-    (root / "skills" / "s").mkdir(parents=True)
-    (root / "skills" / "s" / "SKILL.md").write_text("body\n")
-    (root / "agent.py").write_text(AGENT)
-    (root / "s.eval.yaml").write_text(SPEC)
-    (root / "dodo.py").write_text(DODO)
-    return root
+    return write_project(base / "p", agent=AGENT, spec=one_case_spec(12))
 
 
 def recorded_trials(root: Path) -> int:

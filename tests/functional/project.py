@@ -257,3 +257,20 @@ def isolated(home: Path) -> Iterator[None]:
         patch.setenv("HTTP_PROXY", "http://127.0.0.1:9")
         patch.setenv("NO_PROXY", "127.0.0.1,localhost")
         yield
+
+
+# The smallest project: one spec (a.eval.yaml, one case) on skill `a`, run by the logging AGENT.
+ONE_SKILL = "---\nname: a\ndescription: answers\n---\nAnswer in UPPERCASE.\n"
+ONE_SPEC = """\
+skill: skills/a
+agent: {kind: command, command: [python3, agent.py]}
+cases:
+  - id: one
+    prompt: say one
+    checks: [{type: contains, needle: ONE}]
+"""
+
+
+def one_case(root: Path, **files: str) -> Project:
+    """The one-spec project at `root`; `files` (relative path → text) are added, or replace its own."""
+    return Project.empty(root, {"agent.py": AGENT, "skills/a/SKILL.md": ONE_SKILL, "a.eval.yaml": ONE_SPEC, **files})

@@ -3,7 +3,6 @@ anywhere in the project, and one spec whose tasks cannot be planned — neither 
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -12,18 +11,9 @@ from pathlib import Path
 import pytest
 
 from skillmake.core import fstree
+from tests.deepfolder import make_deep
 
-from .project import AGENT, Project
-
-SKILL = "---\nname: a\ndescription: answers\n---\nAnswer in UPPERCASE.\n"
-SPEC = """\
-skill: skills/a
-agent: {kind: command, command: [python3, agent.py]}
-cases:
-  - id: one
-    prompt: say one
-    checks: [{type: contains, needle: ONE}]
-"""
+from .project import ONE_SPEC, Project, one_case
 
 
 @pytest.fixture(autouse=True)
@@ -46,23 +36,12 @@ def _remove_deep_folders() -> Iterator[None]:
 
 
 def deep_folder(top: Path, levels: int = 1300) -> None:
-    """`top`/d/d/…/d, `levels` deep, made one level at a time (os.makedirs itself recurses per level)."""
-    top.mkdir(parents=True)
-    _DEEP.append(top)
-    fd = os.open(top, os.O_RDONLY)
-    try:
-        for _ in range(levels):
-            os.mkdir("d", dir_fd=fd)
-            inner = os.open("d", os.O_RDONLY, dir_fd=fd)
-            os.close(fd)
-            fd = inner
-    finally:
-        os.close(fd)
+    """`top`/d/d/…/d, `levels` deep (tests/deepfolder.py), removed after the test."""
+    _DEEP.append(make_deep(top, levels))
 
 
 def project(root: Path, **extra: str) -> Project:
-    return Project.empty(root, {"agent.py": AGENT, "skills/a/SKILL.md": SKILL, "a.eval.yaml": SPEC,
-                                "skillmake.toml": "", **extra})
+    return one_case(root, **{"skillmake.toml": "", **extra})
 
 
 @pytest.mark.parametrize("config", ["", 'specs = ["**/*.eval.yaml"]\n'])
@@ -94,7 +73,7 @@ def test_a_folder_1300_deep_inside_a_skill_is_validated_without_a_crash(tmp_path
 def test_a_spec_whose_tasks_cannot_be_planned_fails_alone_and_every_other_spec_runs(tmp_path: Path) -> None:
     """A crash while planning one spec (as a lone surrogate once did in its trial key) is that spec's failing task,
     said in one line, after every other spec ran and was reported; no traceback."""
-    p = project(tmp_path / "proj", **{"b.eval.yaml": SPEC.replace("id: one", "id: two")})
+    p = project(tmp_path / "proj", **{"b.eval.yaml": ONE_SPEC.replace("id: one", "id: two")})
     # The crash is injected into the real CLI, in its own process: no input is known to cause one any more.
     code = ("import sys\n"
             "import skillmake.engine.tasks as tasks\n"

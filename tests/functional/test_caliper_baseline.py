@@ -8,17 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from .project import AGENT, Project
-
-SKILL = "---\nname: a\ndescription: answers\n---\nAnswer in UPPERCASE.\n"
-SPEC = """\
-skill: skills/a
-agent: {kind: command, command: [python3, agent.py]}
-cases:
-  - id: one
-    prompt: say one
-    checks: [{type: contains, needle: ONE}]
-"""
+from .project import ONE_SPEC, one_case
 
 
 @pytest.fixture(autouse=True)
@@ -28,12 +18,12 @@ def _no_inherited_settings(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_baseline_runs_the_without_skill_arm_and_shares_keys_with_baseline_true(tmp_path: Path) -> None:
-    project = Project.empty(tmp_path / "p", {"agent.py": AGENT, "skills/a/SKILL.md": SKILL, "a.eval.yaml": SPEC})
+    project = one_case(tmp_path / "p")
     skillmake = [sys.executable, "-m", "skillmake"]
     first = project.run(cmd=skillmake)
     assert first.agent_calls == 1 and project.calls() == ["one with_skill 0"]
     with_baseline = project.run(cmd=[*skillmake, "--baseline"])
     assert with_baseline.agent_calls == 1 and project.calls()[-1] == "one without_skill 0"
     # The spec writing `baseline: true` is the same two cells: nothing runs.
-    project.write("a.eval.yaml", SPEC.replace("cases:", "baseline: true\ncases:"))
+    project.write("a.eval.yaml", ONE_SPEC.replace("cases:", "baseline: true\ncases:"))
     assert project.run(cmd=skillmake).agent_calls == 0

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.proclist import live
+from tests.procproject import write_project
 
 from .project import Project
 
@@ -102,11 +103,7 @@ MESSAGE = "interrupted; finished trials are kept in the store"
 
 
 def _timed_project(tmp_path: Path) -> Project:
-    p = Project.empty(tmp_path / "early")
-    p.write("agent.py", TIMED_AGENT)
-    p.write("skills/s/SKILL.md", "body\n")
-    p.write("early.eval.yaml", LARGE_SPEC)
-    p.write("dodo.py", DODO)
+    p = Project.empty(write_project(tmp_path / "early", agent=TIMED_AGENT, spec=LARGE_SPEC, name="early", dodo=DODO))
     (tmp_path / "trials").mkdir()
     return p
 

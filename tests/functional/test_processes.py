@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.proclist import live
+from tests.procproject import daemon_lines, one_case_spec, write_project
 
 from .project import Project
 
@@ -24,40 +25,17 @@ pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="co
 AGENT = '''\
 import os, subprocess, time
 from pathlib import Path
-if os.fork() == 0:
-    os.setsid()
-    if os.fork() == 0:
-        fd = os.open(os.devnull, os.O_RDWR)
-        for i in (0, 1, 2):
-            os.dup2(fd, i)
-        time.sleep(60)
-    os._exit(0)
-subprocess.Popen(["sleep", "61"], start_new_session=True)
+''' + daemon_lines(60) + '''subprocess.Popen(["sleep", "61"], start_new_session=True)
 with open(Path(__file__).resolve().parent / "calls.log", "a") as log:
     log.write(os.environ["SKILLMAKE_TRIAL"] + "\\n")
 time.sleep(60)
 print("done")
 '''
 
-SPEC = """\
-skill: skills/s
-agent: {kind: command, command: [python3, agent.py]}
-trials: 3
-cases: [{id: a, prompt: work, checks: [{type: contains, needle: done}]}]
-"""
-
-DODO = '"""Evals of this project."""\nfrom skillmake.dodo import *  # noqa: F403\n'
-
-
 
 
 def _project(tmp_path: Path) -> Project:
-    p = Project.empty(tmp_path / "procs")
-    p.write("agent.py", AGENT)
-    p.write("skills/s/SKILL.md", "body\n")
-    p.write("procs.eval.yaml", SPEC)
-    p.write("dodo.py", DODO)
-    return p
+    return Project.empty(write_project(tmp_path / "procs", agent=AGENT, spec=one_case_spec(3), name="procs"))
 
 
 def _trials(p: Project) -> str:
@@ -155,15 +133,7 @@ def test_plain_doit_interrupted_exits_130_with_one_line(tmp_path: Path, mode: st
 # Double-forks a daemon, then kills (or stops) its own supervisor: the daemon is left with no supervisor.
 ESCAPING_AGENT = '''\
 import os, signal, time
-if os.fork() == 0:
-    os.setsid()
-    if os.fork() == 0:
-        fd = os.open(os.devnull, os.O_RDWR)
-        for i in (0, 1, 2):
-            os.dup2(fd, i)
-        time.sleep(60)
-    os._exit(0)
-time.sleep(0.2)
+''' + daemon_lines(60) + '''time.sleep(0.2)
 os.kill(os.getppid(), signal.SIG{how})
 print("done")
 '''
