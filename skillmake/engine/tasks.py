@@ -224,7 +224,7 @@ def trial_tasks(root: str) -> Iterator[dict[str, Any]]:
             # trials: {min, max, decide}: a trial waits for its cell's grades before its last look (adaptive.py)
             waits = adaptive.waits(plan, item, exists=lambda i: _grade_task_exists(i, full, chosen))
             yield {"basename": "trial", "name": item.name,
-                   "actions": [(actions.run_trial, [project, item], {"resample": resample})],
+                   "actions": [(actions.run_trial, [project, item], _kwargs(resample=resample))],
                    "file_dep": _file_deps(project, item) if _shows_file_deps(uptodate[0] is True) else [],
                    "uptodate": uptodate, **({"task_dep": waits} if waits else {}),
                    **(_trial_clean(project, item) if full else {}), "io": _NO_CAPTURE, "verbosity": 0,
@@ -233,6 +233,13 @@ def trial_tasks(root: str) -> Iterator[dict[str, Any]]:
 
 # One dict for every trial and grade task (doit copies it into the task's IOConfig).
 _NO_CAPTURE: dict[str, Any] = {"capture": False}
+_KWARGS: dict[tuple[tuple[str, bool], ...], dict[str, bool]] = {}
+
+
+def _kwargs(**flags: bool) -> dict[str, bool]:
+    """An action's keyword arguments, one shared dict per combination (doit copies them before each call): a first
+    run's 60,000 trial and grade tasks hold four dicts, not 60,000."""
+    return _KWARGS.setdefault(tuple(sorted(flags.items())), flags)
 
 
 def _trial_clean(project: Project, item: Item) -> dict[str, Any]:
@@ -261,7 +268,7 @@ def grade_tasks(root: str) -> Iterator[dict[str, Any]]:
             waits = adaptive.waits(plan, item, exists=lambda i: _grade_task_exists(i, full, chosen))
             batched = _batched(project, item)  # its judges are answered by the run's batch task (batching.py)
             yield {"basename": "grade", "name": item.name,
-                   "actions": [(actions.run_grade, [project, item], {"resample": resample, "batched": batched})],
+                   "actions": [(actions.run_grade, [project, item], _kwargs(resample=resample, batched=batched))],
                    "task_dep": ([f"trial:{item.name}"] if _trial_task_exists(item, full, chosen) else []) + waits
                    + (["batch"] if batched else []),
                    "uptodate": stale.uptodate(stale.grade(project, item, resample=resample)),
