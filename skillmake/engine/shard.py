@@ -3,6 +3,7 @@
 A trial belongs to shard `int(key hex[:16]) mod N + 1`: decided by its trial key alone, so every job of the
 matrix agrees without talking to the others, two cells with the same key (one shared record) fall in one shard,
 and a trial's grade and a trigger trial follow their key too. The key is a sha256: the shares are even.
+In an adaptive spec a cell's trials all follow its first trial's key (_owners): a look reads the trials before it.
 
 A shard runs its trials and grades and sends them to the remote store; it writes no report and checks no
 threshold (its share is not the suite): the matrix's last job runs `skillmake report`, which pulls every record
@@ -14,14 +15,14 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from skillmake.core.errors import UsageError
 
 if TYPE_CHECKING:
-    from skillmake.engine.plan import SpecPlan
+    from skillmake.engine.plan import Item, SpecPlan
     from skillmake.engine.select import Chosen
 
 SHARD_VAR = "SKILLMAKE_SHARD"
@@ -72,6 +73,19 @@ def narrow(chosen: Chosen, plans: Sequence[SpecPlan], shard: Shard | None) -> Ch
         return chosen
     from skillmake.engine.select import Chosen
 
-    names = {i.name for p in plans for i in p.items if chosen.has(i) and shard.has(i.tkey.key)}
+    names = {i.name for p in plans for owner in (_owners(p),) for i in p.items if chosen.has(i) and shard.has(owner(i))}
     names |= {f"trigger:{t.name}" for p in plans for t in p.triggers if chosen.has_trigger(t) and shard.has(t.tkey.key)}
     return Chosen(names=frozenset(names), resample=chosen.resample, stored_failures=chosen.stored_failures)
+
+
+def _owners(plan: SpecPlan) -> Callable[[Item], str]:
+    """The key that decides an item's shard: its own, or, in an adaptive spec, its cell's first trial's — a cell's
+    sequence is one job's, since each look reads the trials before it (in another job, they would be missing)."""
+    if plan.spec.adaptive is None:
+        return lambda item: item.tkey.key
+    first: dict[tuple[str, str], Item] = {}
+    for item in plan.items:
+        cell = (item.case.id, item.arm.name)
+        if cell not in first or item.k < first[cell].k:
+            first[cell] = item
+    return lambda item: first[(item.case.id, item.arm.name)].tkey.key

@@ -66,7 +66,7 @@ def _plan(n_items: int, n_triggers: int) -> Any:
     items = [SimpleNamespace(name=f"s/c{i}/with_skill/0", tkey=SimpleNamespace(key=every[i])) for i in range(n_items)]
     triggers = [SimpleNamespace(name=f"s/q{i}/0", tkey=SimpleNamespace(key=every[n_items + i]))
                 for i in range(n_triggers)]
-    return SimpleNamespace(items=items, triggers=triggers)
+    return SimpleNamespace(items=items, triggers=triggers, spec=SimpleNamespace(adaptive=None))
 
 
 def test_narrow_gives_each_shard_its_cells_and_trigger_trials_and_keeps_the_selection() -> None:

@@ -1,0 +1,56 @@
+"""What a newcomer saw disagree when trying this stop's features (issues 23, 24, 25) through the real `skillmake`
+front end: shards of adaptive specs, … — each test is the repro of one finding."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from .project import AGENT, Project, copy_of, template
+
+ADAPTIVE_SPEC = """\
+skill: skills/a
+agent: {kind: command, command: [python3, agent.py]}
+trials: {min: 3, max: 12, decide: 0.5}
+cases:
+  - id: one
+    prompt: say one
+    checks: [{type: contains, needle: ONE}]
+  - id: two
+    prompt: say two
+    checks: [{type: contains, needle: TWO}]
+  - id: three
+    prompt: say three
+    checks: [{type: contains, needle: THREE}]
+"""
+SKILL = "---\nname: a\ndescription: shouts\n---\nAnswer in UPPERCASE.\n"
+
+
+@pytest.fixture(scope="module")
+def adaptive_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The three-case adaptive project, never run (the template each test copies)."""
+    return template(tmp_path_factory, "adaptive", lambda root: Project.empty(
+        root, {"agent.py": AGENT, "skills/a/SKILL.md": SKILL, "a.eval.yaml": ADAPTIVE_SPEC}))
+
+
+# -- a CI matrix of an adaptive spec ----------------------------------------------------------------------------------
+
+def test_shards_of_an_adaptive_spec_run_each_cell_to_its_decision_once(adaptive_project: Path, tmp_path: Path) -> None:
+    """Split by trial key, a shard held trial 1 of a cell but not trial 0: its look after `min` trials found
+    another job's trials missing and stopped, so one matrix pass left every cell undecided. A cell's sequence is
+    one job's (the shard of its first trial's key): the matrix runs what one run would, each trial once."""
+    whole = copy_of(adaptive_project, tmp_path / "whole")
+    alone = whole.run()
+    assert alone.code == 0, alone.out + alone.err
+    matrix = copy_of(adaptive_project, tmp_path / "matrix")
+    for i in (1, 2):
+        job = matrix.run("--shard", f"{i}/2", check_views=False)
+        assert job.code == 0, job.out + job.err
+    calls = Counter(matrix.calls())
+    assert sorted(calls) == sorted(whole.calls()), "the matrix ran other trials than one run does"
+    assert set(calls.values()) == {1}, "a trial ran twice"
+    report = matrix.run("report")
+    assert report.code == 0, report.out + report.err
+    assert "INCONCLUSIVE" not in report.out and "no grade" not in report.out, report.out
