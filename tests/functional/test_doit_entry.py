@@ -41,7 +41,7 @@ def test_plain_doit_runs_lists_and_skips(project: Project) -> None:
     listed = doit(project, "list")
     assert listed.returncode == 0
     names = [line.split()[0] for line in listed.stdout.splitlines()]
-    assert names == ["grade", "report", "thresholds", "trial", "trigger", "validate"]
+    assert names == ["batch", "grade", "report", "thresholds", "trial", "trigger", "validate"]
     every = doit(project, "list", "--all")
     assert "trial:alpha/one/with_skill/0" in every.stdout
     assert "grade:beta/five/alt/1" in every.stdout
