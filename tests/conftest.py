@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from tests.balance import pytest_collection_modifyitems  # noqa: F401  (the workers take the heaviest files first)
 from tests.fakeapi.fixtures import fake_api  # noqa: F401
 
 REPO = Path(__file__).resolve().parent.parent

@@ -7,6 +7,7 @@ and review the diff.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -14,6 +15,8 @@ import sys
 from pathlib import Path
 
 import pytest
+
+from .inprocess import command_state
 
 REPO = Path(__file__).resolve().parents[2]
 INVALID = REPO / "tests" / "data" / "invalid"
@@ -25,6 +28,19 @@ def run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     return subprocess.run([sys.executable, "-m", "skillmake", "validate", *args], cwd=cwd, env=env,
                           capture_output=True, text=True, timeout=60)
+
+
+def run_here(capfd: pytest.CaptureFixture[str], *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """As `run`, in this process (`cli.main`, as tests/functional/inprocess.py runs a command): the corpus is about
+    each file's messages and exit code, not the child, and 140 children cost a minute of CPU. The other tests here
+    keep the real `python -m skillmake`."""
+    from skillmake.commands import cli
+
+    capfd.readouterr()
+    with command_state(), contextlib.chdir(cwd):
+        code = cli.main(["validate", *args])
+    out, err = capfd.readouterr()
+    return subprocess.CompletedProcess(["skillmake", "validate", *args], code, out, err)
 
 
 def expected_path(spec: Path) -> Path:
@@ -42,8 +58,8 @@ def test_corpus_is_large_and_complete() -> None:
 
 
 @pytest.mark.parametrize("spec", SPECS, ids=[p.name for p in SPECS])
-def test_invalid_spec_reports_exact_errors(spec: Path) -> None:
-    result = run("--root", ".", spec.name, cwd=INVALID)
+def test_invalid_spec_reports_exact_errors(spec: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    result = run_here(capfd, "--root", ".", spec.name, cwd=INVALID)
     assert "Traceback" not in result.stderr
     assert result.returncode == 2, result.stderr
     assert result.stdout == ""

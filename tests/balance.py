@@ -1,0 +1,100 @@
+"""Spreading the suite over xdist's workers so that neither idles at the end.
+
+`--dist loadfile` keeps each test file on one worker (a file's module-scoped fixtures, such as one populated project,
+are built once), and hands files out in the order the workers collected them. xdist's own order is by number of tests
+(`--loadscope-reorder`), which sent the functional files (few tests of seconds each) last: one worker ran a long file
+alone at the end. With `--no-loadscope-reorder` (pyproject.toml) the order is this module's: heaviest file first
+(longest-processing-time first), so the last files handed out are short and both workers finish together.
+
+A file's weight is its CPU seconds in the last measured full run (WEIGHTS), else its number of tests times its
+folder's usual seconds per test. The table only orders: a stale entry costs a little balance, never a test. (Groups
+by `xdist_group` are not used: `--dist loadgroup` silently stops grouping on pytest 9.2, pytest-xdist#1386.)
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+import pytest
+
+# CPU seconds per file (setup + call + teardown of every test, from `--durations=0` of the whole suite on the 2-core
+# machine, scaled to the run's CPU time), files of 5 s and more; measured 2026-11-26.
+WEIGHTS: dict[str, float] = {
+    "tests/functional/test_clauditor_cli.py": 79,
+    "tests/differential/test_clauditor_grade_e2e.py": 42,
+    "tests/functional/test_spending_cap.py": 41,
+    "tests/functional/test_batch_judging.py": 36,
+    "tests/functional/test_output.py": 33,
+    "tests/functional/test_newcomer.py": 32,
+    "tests/functional/test_validate_corpus.py": 30,
+    "tests/functional/test_compare.py": 29,
+    "tests/functional/test_cli_conventions.py": 27,
+    "tests/unit/spec/test_draft7.py": 26,
+    "tests/functional/test_run_fragment_keys.py": 26,
+    "tests/functional/test_incremental_seeds.py": 26,
+    "tests/functional/test_state_links.py": 25,
+    "tests/functional/test_trust.py": 22,
+    "tests/functional/test_hermetic.py": 22,
+    "tests/functional/test_doit_entry.py": 22,
+    "tests/functional/test_settled.py": 21,
+    "tests/functional/test_selection.py": 18,
+    "tests/functional/test_interrupt.py": 16,
+    "tests/functional/test_remote_lease.py": 16,
+    "tests/functional/test_remote.py": 15,
+    "tests/functional/test_triggers.py": 13,
+    "tests/functional/test_processes.py": 12,
+    "tests/e2e/test_triggers_claude_cli.py": 12,
+    "tests/functional/test_shards.py": 11,
+    "tests/functional/test_incremental.py": 11,
+    "tests/functional/test_adaptive.py": 11,
+    "tests/functional/test_watch.py": 11,
+    "tests/functional/test_cluster.py": 10,
+    "tests/fakeapi/test_server.py": 10,
+    "tests/differential/test_caliper_end_to_end.py": 10,
+    "tests/functional/test_seed_eva.py": 8,
+    "tests/functional/test_intervals_everywhere.py": 8,
+    "tests/unit/run/test_agents_api.py": 8,
+    "tests/functional/test_bad_input.py": 8,
+    "tests/functional/test_resample.py": 7,
+    "tests/e2e/test_activation.py": 7,
+    "tests/functional/test_seed_skill_creator.py": 7,
+    "tests/functional/test_promote.py": 7,
+    "tests/e2e/test_claude_code.py": 7,
+    "tests/functional/test_seed_caliper.py": 7,
+    "tests/unit/spec/test_validate.py": 7,
+    "tests/functional/test_optimize_description.py": 7,
+    "tests/unit/spec/test_wellformed.py": 6,
+    "tests/functional/test_bisect.py": 6,
+    "tests/e2e/test_pipeline.py": 6,
+    "tests/functional/test_integrity.py": 5,
+    "tests/functional/test_skill_creator_results.py": 5,
+    "tests/functional/test_sdk_warm.py": 5,
+    "tests/functional/test_rejudge.py": 5,
+    "tests/functional/test_skill_scope.py": 5,
+}
+
+PER_TEST = {"tests/e2e/": 2.0, "tests/differential/": 0.5, "tests/browser/": 1.0, "tests/functional/": 1.0}
+UNLISTED = 10.0
+UNIT_PER_TEST = 0.03
+def weight_of(path: str, tests: int) -> float:
+    if path in WEIGHTS:
+        return WEIGHTS[path]
+    per_test = next((s for folder, s in PER_TEST.items() if path.startswith(folder)), UNIT_PER_TEST)
+    return min(tests * per_test, UNLISTED)  # a file missing from the table took under 5 s then, or is new
+
+
+def order(items: list[pytest.Item]) -> list[pytest.Item]:
+    """`items` heaviest file first, each file's tests together and in their own order."""
+    by_file: dict[str, list[pytest.Item]] = defaultdict(list)
+    for item in items:
+        by_file[item.nodeid.split("::", 1)[0]].append(item)
+    files = sorted(by_file, key=lambda path: (-weight_of(path, len(by_file[path])), path))
+    return [item for path in files for item in by_file[path]]
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """In an xdist worker, after selection (-k, -m): the files in the order above. Every worker collects and orders
+    the same way (xdist checks); a plain `pytest -n 0` keeps the collection order."""
+    if hasattr(config, "workerinput"):
+        items[:] = order(items)
