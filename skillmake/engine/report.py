@@ -129,7 +129,7 @@ def build_and_write(project: Project, plan: SpecPlan, *, evaluated: bool = True,
     trials = [c.trial for c in cells if c.trial is not None]
     grades = [c.grade for c in cells if c.grade is not None]
     keys = {c.cell.name: (c.cell.key, c.grade_key) for c in cells}
-    triggers = _triggers(project, plan, keys)
+    triggers = _triggers(project, plan, keys, selected)
     folder = project.reports_dir / plan.spec.name
     cut_links(project.reports_dir, folder, children=True)  # never written through a link out of the project
     now = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
@@ -181,9 +181,11 @@ def _settle(project: Project, plan: SpecPlan, cells: list[CellRecords], *, passe
         settled.settle(project, plan.spec)
 
 
-def _triggers(project: Project, plan: SpecPlan, keys: dict[str, tuple[str, str | None]]) -> dict[str, Any] | None:
+def _triggers(project: Project, plan: SpecPlan, keys: dict[str, tuple[str, str | None]],
+              selected: frozenset[str] | None = None) -> dict[str, Any] | None:
     """Check out the trigger views and build the report's trigger section; add each trigger cell to `keys` (the
-    report's inputs) as plan.inputs_digest does."""
+    report's inputs) as plan.inputs_digest does. `selected` as build_and_write's: a trigger trial left out that has
+    no record is counted in the section's `not_selected`, not missing."""
     from skillmake.results.triggers import trigger_section
     from skillmake.triggers.views import checkout_triggers, record_of
 
@@ -199,7 +201,13 @@ def _triggers(project: Project, plan: SpecPlan, keys: dict[str, tuple[str, str |
         cached = record is not None and record.get("outcome") in ("completed", "cheat")
         keys[f"trigger:{item.name}"] = (item.tkey.key, item.tkey.key if cached else None)
     checkout_triggers(project, spec, [(q.id, k, r) for q, k, r in runs], skill=skill)
-    return trigger_section(spec, runs, skill=skill)
+    section = trigger_section(spec, runs, skill=skill)
+    if section is not None and selected is not None and not section.get("skipped"):
+        left_out = sum(1 for item, (_q, _k, record) in zip(plan.triggers, runs, strict=True)
+                       if record is None and f"trigger:{item.name}" not in selected)
+        if left_out:
+            section["not_selected"] = left_out
+    return section
 
 
 def _freshness(plan: SpecPlan, cells: list[CellRecords], run_id: str) -> str | None:

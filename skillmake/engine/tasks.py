@@ -323,7 +323,9 @@ def report_tasks(root: str) -> Iterator[dict[str, Any]]:
     for plan in _touched(root):
         spec = plan.spec
         # The cells a selection (-k, --tag, --spec) picked: one left out with no grade is "not run", not missing.
-        selected = None if chosen.names is None else frozenset(i.name for i in plan.items if chosen.has(i))
+        selected = None if chosen.names is None else frozenset(
+            [i.name for i in plan.items if chosen.has(i)] + [f"trigger:{t.name}" for t in plan.triggers
+                                                             if chosen.has_trigger(t)])
         yield {"basename": "report", "name": spec.name, "actions": [(actions.run_report, [project, plan, selected])],
                "task_dep": [] if plan.settled else
                [f"grade:{i.name}" for i in plan.items if _grade_task_exists(i, full, chosen)]

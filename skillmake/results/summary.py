@@ -127,8 +127,10 @@ def trigger_lines(section: Mapping[str, Any] | None) -> list[str]:
     rows = [["query", "should", "fired", "rate (95% CI)", ""]]
     for q in section["queries"]:
         mark = "" if q["pass"] else ("✗ false positive" if not q["should_trigger"] else "✗ missed")
+        erred = sum(1 for t in q["trials"] if t["outcome"] not in (None, "completed"))  # not "not run yet"
         if not q["runs"]:  # no run produced a result: neither a miss nor a false positive
-            mark = f"✗ no result ({q['errors']} erred)" if q["errors"] else "✗ not run yet"
+            mark = (f"✗ no result ({erred} erred)" if erred else
+                    "not run (not selected)" if section.get("not_selected") else "✗ not run yet")
         elif q["errors"]:
             mark = (mark + f" ({q['errors']} without a result)").strip()
         rows.append([q["id"], "yes" if q["should_trigger"] else "no", f"{q['triggers']}/{q['runs']}",

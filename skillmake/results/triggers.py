@@ -113,6 +113,8 @@ def trigger_gates(spec: Spec, section: Mapping[str, Any] | None) -> list[Verdict
     """The declared min_trigger_* gates on the section's summary."""
     if not section or section.get("skipped") or not section.get("summary"):
         return []
+    if section.get("not_selected") and not any(q["runs"] for q in section["queries"]):
+        return []  # this run's selection left every trigger trial out: not judged
     out = []
     for metric, (field, label) in _GATES.items():
         threshold = getattr(spec.thresholds, metric)
@@ -134,7 +136,9 @@ def trigger_reasons(spec: Spec, section: Mapping[str, Any] | None) -> list[str]:
         text = " ".join(str(first.get("error") or first["outcome"]).split())
         out.append(f"{spec.name}: {len(errors)} trigger trial(s) ended in error or timeout (retried next run); "
                    f"first, {first['query']} run {first['k']}: {text}")
-    missing = sum(1 for q in section["queries"] for t in q["trials"] if t["outcome"] is None)
+    # Trials this run's selection left out are not run, not missing (pytest's -k).
+    missing = sum(1 for q in section["queries"] for t in q["trials"] if t["outcome"] is None) - int(
+        section.get("not_selected", 0))
     # clauditor's grade and triggers are two commands with two verdicts: a clauditor spec whose trigger trials have
     # not run is not red for it (`skillmake clauditor triggers` runs them and says so), so a grade's header and exit
     # code agree.

@@ -118,3 +118,17 @@ def test_selecting_in_an_invalid_spec_says_it_is_invalid_with_validates_code(tmp
     assert "selects none of the 0 cells" not in run.err
     assert "a.eval.yaml:7:43 /cases/0/checks/0/bogus: unknown key 'bogus'" in run.err
     assert "1 spec is invalid" in run.err
+
+
+def test_trigger_trials_left_out_by_k_are_not_run_not_missing(tmp_path: Path) -> None:
+    spec = SPEC + ("trigger_tests:\n  agent: {kind: claude-code}\n  should_trigger: [say hi please]\n"
+                   "  should_not_trigger: [compute pi]\n")
+    project = Project.empty(tmp_path / "proj", {"a.eval.yaml": spec, "skills/s/SKILL.md": SKILL})
+    run = project.run("-k", "one")
+    assert run.code == 0, run.out + run.err
+    section = _report(project)["triggers"]
+    assert section["not_selected"] == 6
+    assert "trigger trial(s) have not run" not in run.out
+    rows = [line for line in run.out.splitlines() if "say-hi-please" in line or "compute-pi" in line]
+    assert len(rows) == 2 and all(line.rstrip().endswith("not run (not selected)") for line in rows), rows
+    assert "erred" not in run.out  # a trial that never ran did not err
