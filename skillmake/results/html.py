@@ -222,7 +222,9 @@ def _cells(report: Report, previous: Report | None) -> str:
         tags = '<span class="tag">required</span>' if row["required"] else ""
         tags += "".join(f'<span class="tag bad">{n} {_e(o)}</span>' for o, n in row["outcomes"].items()
                         if n and o not in ("pass", "fail"))
-        if row["n"] < row["expected"]:
+        if row.get("not_selected") and not row["n"]:  # this run's selection left it out: not run, not failed
+            tags += '<span class="tag">not run (not selected)</span>'
+        elif row["n"] < row["expected"]:
             tags += f'<span class="tag bad">{row["n"]}/{row["expected"]} graded</span>'
         tags += _decided(row.get("adaptive"))
         cells = [f"<td>{_e(row['case'])}{tags}</td>", f"<td>{_e(row['arm'])}</td>",

@@ -73,6 +73,8 @@ def test_k_one_passes_and_every_rendering_says_case_two_was_not_selected(selecte
     skipped = {c.get("name"): c.find("skipped") for c in junit.iter("testcase")}
     assert skipped["two"] is not None and skipped["two"].get("message") == "not run (not selected)"
     assert skipped["one"] is None and skipped["verdict"] is None
+    html = (project.root / ".skillmake" / "reports" / "a" / "report.html").read_text()
+    assert '<span class="tag">not run (not selected)</span>' in html and "0/3 graded" not in html
 
 
 def test_grades_shared_within_the_run_are_not_said_to_come_from_the_store(
