@@ -199,6 +199,7 @@ class _Talk:
             return
         self.poll.unregister(fd)
         self.open.discard(fd)
+        os.close(fd)  # at its end: a run makes thousands of these
         if self.status and self.open and self.give_up is None:
             self.give_up = time.monotonic() + STOP_GRACE_S
 

@@ -48,6 +48,17 @@ def test_results_are_what_the_command_did(tmp_path: Path, env: dict[str, str]) -
     assert shell.stdout.decode().strip() == str(tmp_path) and shell.returncode == -9
 
 
+def test_commands_leave_no_descriptor_open(tmp_path: Path, env: dict[str, str]) -> None:
+    """A run makes thousands of commands: each one's pipes are closed when it ends (they leaked two per command,
+    and a first run of ~10,000 trials died with EMFILE)."""
+    process.run(["true"], cwd=str(tmp_path), env=env, timeout=30)  # the slot's supervisor is started once
+    before = len(os.listdir("/proc/self/fd"))
+    for _ in range(50):
+        process.run(["sh", "-c", "cat; echo err >&2"], cwd=str(tmp_path), env=env, timeout=30, stdin=b"x")
+        process.run(["true"], cwd=str(tmp_path), env=env, timeout=30)
+    assert len(os.listdir("/proc/self/fd")) - before <= 2
+
+
 def test_a_missing_program_is_an_error_not_a_crash(tmp_path: Path, env: dict[str, str]) -> None:
     done = process.run(["no-such-program-xyz"], cwd=str(tmp_path), env=env, timeout=30)
     assert done.returncode is None and done.error == "cannot start 'no-such-program-xyz': No such file or directory"
