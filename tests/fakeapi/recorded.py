@@ -26,6 +26,23 @@ def _strings(value: Any) -> Iterator[str]:
                 yield from _strings(item)
 
 
+# Content block types whose "text" is what the model reads: Anthropic's text (cacheable or not), the Responses
+# API's input_text/output_text, chat completions' text parts.
+_TEXT_BLOCKS = frozenset({"text", "input_text", "output_text"})
+
+
+def content_text(content: Any) -> str:
+    """The text of one message's content, whatever its shape: a string as is, or a list of content blocks (a prompt
+    split into a cacheable prefix and the rest is two text blocks) with their text joined as sent, so the prompt reads
+    back exactly as the client wrote it. Blocks without text of their own (tool results, images) are left out."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(block["text"] for block in content if isinstance(block, Mapping)
+                       and block.get("type") in _TEXT_BLOCKS and isinstance(block.get("text"), str))
+    return ""
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Recorded:
     """A request as received: `path` has no query string (`query` holds it); header keys are lower-case."""
@@ -56,6 +73,18 @@ class Recorded:
         earlier tool calls), joined by newlines. Tool definitions are not included."""
         data = self.json or {}
         return "\n".join(s for key in _CONVERSATION for s in _strings(data.get(key)))
+
+    def message_text(self, index: int = 0) -> str:
+        """The text of messages[index] (Anthropic, chat completions) or input[index] (Responses), whatever its content
+        shape (content_text); "" when the request has no such message."""
+        data = self.json or {}
+        items = data.get("messages") if "messages" in data else data.get("input")
+        if isinstance(items, str):  # Responses: `input` may be one string, the user's message
+            return items if index in (0, -1) else ""
+        if not isinstance(items, list) or not -len(items) <= index < len(items):
+            return ""
+        message = items[index]
+        return content_text(message.get("content")) if isinstance(message, Mapping) else ""
 
     def contains(self, marker: str) -> bool:
         """Whether `marker` occurs in the conversation text (whitespace runs compared as one space)."""

@@ -55,7 +55,7 @@ def project(root: Path, spec: str = SPEC) -> Project:
 
 def shown(request: Recorded, n: int) -> str:
     """What the judge was shown as Output n."""
-    text = request.json["messages"][0]["content"] if request.json else ""
+    text = request.message_text(0)  # the prompt arrives as text blocks, its shared prefix marked cacheable
     return text.split(f"<output_{n}>", 1)[1].split(f"</output_{n}>", 1)[0]
 
 

@@ -68,7 +68,7 @@ _CURRENT = re.compile(r'<current_description>\n"(.*?)"\n</current_description>',
 def improver(proposals: dict[str, str]) -> Any:
     """An improver that proposes proposals[current description]."""
     def script(request: Recorded) -> Reply:
-        text = request.json["messages"][0]["content"] if request.json else ""
+        text = request.message_text(0)  # the prompt arrives as text blocks, its shared prefix marked cacheable
         match = _CURRENT.search(text)
         assert match, text[:300]
         return Reply.tool_use("record_verdict", {"description": proposals[match.group(1)], "note": "ignored"})
@@ -132,10 +132,14 @@ def test_calls_per_iteration_and_a_second_run_costs_nothing(project: Project, cl
     assert "iteration 1: train 0.60 (3/5), test 0.50 (1/2); agent calls 7 made, 0 reused; improver 1 made, " \
            "0 reused" in first.out
     # The improver was shown the train failures and the train history, never a test query or score.
-    shown = api.requests[0].json["messages"][0]["content"]
+    shown = api.requests[0].message_text(0)
     assert '"fun outings with toddlers" (triggered 0/1 times)' in shown.split("FALSE TRIGGERS")[0]
     assert '"find a place to eat near the office" (triggered 1/1 times)' in shown.split("FALSE TRIGGERS")[1]
-    assert "birthday" not in shown and "python" not in shown and "test" not in shown.lower().split("<skill")[0]
+    # The skill's own content may say anything; everything else the improver reads (now on both sides of it: the
+    # shared prefix comes first, the results after) names no test query or score.
+    besides_skill = re.sub(r"<skill_content>.*?</skill_content>", "", shown, flags=re.DOTALL)
+    assert "<skill_content>" in shown and "Body v1." not in besides_skill
+    assert "birthday" not in shown and "python" not in shown and "test" not in besides_skill.lower()
     assert "1024 characters" in shown and "Body v1." in shown
 
     again, agent_calls = optimize(cli, project, api, "kids", "-j", "2")
