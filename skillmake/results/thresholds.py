@@ -97,10 +97,14 @@ def evaluate_thresholds(spec: Spec, report: Mapping[str, Any]) -> list[Verdict]:
         if delta is None and (_unselected(rows, WITH_SKILL) or _unselected(rows, WITHOUT_SKILL)):
             verdict = _not_judged(name, "min_baseline_delta", WITH_SKILL, th.min_baseline_delta)
         elif delta is None:
+            # The spec may have the baseline arm and no graded trial of it yet (a run interrupted, or `-k`).
+            has_baseline = any(a.name == WITHOUT_SKILL for a in spec.arms)
+            fix = ("run `skillmake` to run its trials" if has_baseline else "set baseline: true in the spec")
+            what = f"no graded {WITHOUT_SKILL} trial" if has_baseline else "no baseline"
             verdict = Verdict(spec=name, metric="min_baseline_delta", arm=WITH_SKILL, value=None,
                               threshold=th.min_baseline_delta, passed=False,
-                              message=f"{name}: no baseline to compare with for min_baseline_delta "
-                                      f"{th.min_baseline_delta:.2f}; set baseline: true in the spec")
+                              message=f"{name}: {what} to compare with for min_baseline_delta "
+                                      f"{th.min_baseline_delta:.2f}; {fix}")
         out.append(verdict)
     for case in spec.cases:
         if not case.required:

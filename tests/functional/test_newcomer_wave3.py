@@ -54,3 +54,29 @@ def test_shards_of_an_adaptive_spec_run_each_cell_to_its_decision_once(adaptive_
     report = matrix.run("report")
     assert report.code == 0, report.out + report.err
     assert "INCONCLUSIVE" not in report.out and "no grade" not in report.out, report.out
+
+
+# -- a baseline that has not run yet ----------------------------------------------------------------------------------
+
+BASELINE_SPEC = """\
+skill: skills/a
+agent: {kind: command, command: [python3, agent.py]}
+baseline: true
+thresholds: {min_baseline_delta: 0.5}
+cases:
+  - id: one
+    prompt: say one
+    checks: [{type: contains, needle: ONE}]
+"""
+
+
+def test_report_before_the_baseline_ran_does_not_ask_for_baseline_true(tmp_path: Path) -> None:
+    """`skillmake -k with_skill`, then `skillmake report`: the spec says `baseline: true`, yet the gate's fix was
+    'set baseline: true in the spec'. The baseline arm is there; its trials have not run."""
+    project = Project.empty(tmp_path / "proj", {"agent.py": AGENT, "skills/a/SKILL.md": SKILL,
+                                                "a.eval.yaml": BASELINE_SPEC})
+    assert project.run("-k", "with_skill").code == 0
+    report = project.run("report")
+    assert report.code == 1, report.out + report.err
+    assert "set baseline: true" not in report.out + report.err
+    assert "no graded without_skill trial to compare with for min_baseline_delta 0.50" in report.err, report.err
