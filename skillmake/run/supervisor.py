@@ -357,7 +357,9 @@ def _one(watch: _Watch, me: int, argv: list[str], cwd: str, env: dict[str, str],
             cause = "orphaned"
             break
         if stop or readable:
-            cause = "stopped"
+            _reap(command_pid, status, block=False)
+            if not status:  # a command that ended before the stop came keeps its own result
+                cause = "stopped"
             break
     _kill_all(me, command_pid, status)
     if not status or os.WIFSIGNALED(status[0]):  # no status (cannot be, as its parent): killed by SIGKILL

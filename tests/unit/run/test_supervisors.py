@@ -92,3 +92,22 @@ def test_no_supervisor_outlives_the_process_that_started_it(tmp_path: Path) -> N
     assert pids, done.stderr
     for pid in pids:  # gone when the process has exited, not merely soon after
         assert not Path(f"/proc/{pid}").exists() or b"Z" in Path(f"/proc/{pid}/stat").read_bytes().split(b")")[-1][:3]
+
+
+def test_a_command_that_ended_before_a_stop_keeps_its_own_result(tmp_path: Path, env: dict[str, str],
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    # The stop (an interrupt, a timeout) and the command's exit reach the supervisor together: its result is the
+    # command's, not "stopped by a signal". The supervisor is held stopped so that both are pending at once.
+    monkeypatch.setattr(process, "_resume_if_stopped", lambda pid: None)
+    process.run(["true"], cwd=str(tmp_path), env=env, timeout=30)
+    sup = supervisors._IDLE[-1]
+    out: list[process.Completed] = []
+    thread = threading.Thread(target=lambda: out.append(
+        process.run(["sh", "-c", "sleep 0.5; echo ok"], cwd=str(tmp_path), env=env, timeout=30)))
+    thread.start()
+    time.sleep(0.2)
+    os.kill(sup.pid, signal.SIGSTOP)
+    time.sleep(1.0)  # the command has exited meanwhile, unreaped
+    sup.stop()  # SIGTERM, then SIGCONT: the supervisor finds both
+    thread.join(30)
+    assert (out[0].returncode, out[0].stdout, out[0].error) == (0, b"ok\n", None)
