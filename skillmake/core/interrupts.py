@@ -42,8 +42,8 @@ MESSAGE = "interrupted; finished trials are kept in the store"
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 RETRY_S = 0.005  # how soon an interrupt that could not unwind the main thread where it was tries again
 
-# pid → Popen of every live supervisor of this process (process.py adds and removes them; dict operations are
-# atomic under the GIL, and the handler only copies it).
+# pid → every busy supervisor of this process, with a Popen's `returncode` (process.py adds and removes them while
+# they run a command; dict operations are atomic under the GIL, and the handler only copies it).
 LIVE: dict[int, Any] = {}
 
 _state: dict[str, Any] = {"interrupted": False, "raised": False, "front": "", "armed": False, "pid": 0,

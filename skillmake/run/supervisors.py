@@ -65,10 +65,11 @@ class Supervisor:
     def end(self, grace: float = 0.0) -> None:
         """Close its socket (an idle supervisor exits at that), wait `grace` seconds, then SIGKILL it; reaped."""
         self.sock.close()
-        try:
-            self.proc.wait(timeout=grace) if grace else None
-        except subprocess.TimeoutExpired:
-            pass
+        if grace:
+            try:
+                self.proc.wait(timeout=grace)
+            except subprocess.TimeoutExpired:
+                pass
         if self.proc.poll() is None:
             try:
                 os.kill(self.proc.pid, signal.SIGKILL)
