@@ -7,7 +7,8 @@ else built-ins (/v1/models, /v1/messages/count_tokens), else a 404 in the provid
 recorded in `unexpected`). An agentic CLI sends one request per turn: queue `Reply.tool_use(...)` then
 `Reply.text(...)`; the second request carries the tool's result (see `Recorded.tool_results()`).
 `FakeAPI.activation(Activate(skill=..., when=...))` scripts a model that loads a skill when the user's query
-matches (see activation.py).
+matches (see activation.py). A script that reads the prompt uses `Recorded.message_text(i)` or `Recorded.text()`:
+a message's content may be a string or a list of blocks (a judge's cacheable prefix, then the rest).
 """
 
 from __future__ import annotations
