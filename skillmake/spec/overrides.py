@@ -32,7 +32,7 @@ def adaptive_of(spec: Spec, trials: int, environ: Mapping[str, str] | None = Non
     """`--adaptive` for a spec with a fixed count: 3 to max(30, its trials) per case and arm, in batches of 3,
     decided against its min_pass_rate (0.8 when it sets none, or sets 0 or 1, which no sequence can clear)."""
     env = os.environ if environ is None else environ
-    if env.get(ADAPTIVE_VAR, "").strip() in ("", "0"):
+    if env.get(ADAPTIVE_VAR, "").strip().lower() in ("", "0", "false", "no", "off"):  # as SKILLMAKE_BATCH reads
         return None
     rate = spec.thresholds.min_pass_rate
     most = max(30, trials)

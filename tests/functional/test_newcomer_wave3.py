@@ -6,9 +6,10 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
+import orjson
 import pytest
 
-from .project import AGENT, Project, copy_of, template
+from .project import AGENT, Project, copy_of, one_case, template
 
 ADAPTIVE_SPEC = """\
 skill: skills/a
@@ -80,3 +81,19 @@ def test_report_before_the_baseline_ran_does_not_ask_for_baseline_true(tmp_path:
     assert report.code == 1, report.out + report.err
     assert "set baseline: true" not in report.out + report.err
     assert "no graded without_skill trial to compare with for min_baseline_delta 0.50" in report.err, report.err
+
+
+# -- turning a flag off through the environment -----------------------------------------------------------------------
+
+def test_skillmake_adaptive_false_turns_adaptive_trials_off(tmp_path: Path) -> None:
+    """SKILLMAKE_BATCH=false turns batching off, but SKILLMAKE_ADAPTIVE=false ran every spec adaptively (3 to 30
+    trials a cell): anything but '' and '0' read as on."""
+    project = one_case(tmp_path / "proj")
+
+    def planned(value: str) -> int:
+        out = project.run("explain", "--format", "json", env={"SKILLMAKE_ADAPTIVE": value}, check_views=False)
+        assert out.code == 0, out.out + out.err
+        return int(orjson.loads(out.out)["would_run"]["trials"])
+
+    assert {value: planned(value) for value in ("0", "false", "No", "off", "1", "yes")} == {
+        "0": 1, "false": 1, "No": 1, "off": 1, "1": 30, "yes": 30}
