@@ -17,7 +17,7 @@ from typing import Any
 import orjson
 
 from skillmake.core.console import write_line
-from skillmake.core.errors import EXIT_OK, UsageError
+from skillmake.core.errors import EXIT_FAILED, EXIT_OK, UsageError
 from skillmake.run.project import Project
 from skillmake.store.objects import GRADE_SCHEMA, TRIAL_SCHEMA, Store
 from skillmake.store.remote import Remote
@@ -33,7 +33,8 @@ class _Parser(argparse.ArgumentParser):
 def push_main(args: Sequence[str]) -> int:
     parser = _Parser(prog="skillmake push", allow_abbrev=False,
                      description="Send every result in the local store that the remote store lacks (objects "
-                                 "first, then each entry). Exit 0, 3 with no remote set.")
+                                 "first, then each entry). Exit 0; 1 the remote could not be reached (the rest stay "
+                                 "local); 3 with no remote set.")
     parser.parse_args(list(args))
     project, remote = _open()
     remote.drain(project.store)  # what runs left in the outbox (killed mid-upload, or the remote was down)
@@ -43,6 +44,12 @@ def push_main(args: Sequence[str]) -> int:
         sent += remote.push(records[i:i + BATCH], project.store, skip_present=True)
         _progress("push", min(i + BATCH, len(records)), len(records))
     _say_notes(remote)
+    if remote.down:  # not "the rest were there already": they were not sent, and the job must say so
+        left = len(records) - sent
+        write_line(sys.stderr, f"skillmake: push: pushed {sent} of {len(records)} results to {remote.shown}; "
+                               f"{left} result{' stays' if left == 1 else 's stay'} local (the remote could not be "
+                               "reached: check its URL and credentials, then push again)")
+        return EXIT_FAILED
     write_line(sys.stdout, f"skillmake: pushed {sent} of {len(records)} results to {remote.shown} "
                            f"({_size(remote.stats.uploaded_bytes)} sent; the rest were there already)")
     return EXIT_OK

@@ -91,6 +91,11 @@ class Remote:
         """A worker process gets a fresh remote of the same URL (no lock, no client, no cache of this process)."""
         return (Remote, (self.url,), None)
 
+    @property
+    def down(self) -> bool:
+        """Whether this process found the remote unreachable (and stopped asking it)."""
+        return self._down
+
     # --- the file system ---------------------------------------------------------------------------------------
 
     @property

@@ -97,3 +97,17 @@ def test_skillmake_adaptive_false_turns_adaptive_trials_off(tmp_path: Path) -> N
 
     assert {value: planned(value) for value in ("0", "false", "No", "off", "1", "yes")} == {
         "0": 1, "false": 1, "No": 1, "off": 1, "1": 30, "yes": 30}
+
+
+# -- push to a remote it cannot reach ---------------------------------------------------------------------------------
+
+def test_push_to_a_remote_it_cannot_reach_fails_and_does_not_say_the_rest_were_there(tmp_path: Path) -> None:
+    """`skillmake push --remote nosuch://x` said 'pushed 0 of 1 results (0 B sent; the rest were there already)'
+    and exited 0, after a note that the remote was unreachable: CI's push step passed with nothing sent."""
+    project = one_case(tmp_path / "proj")
+    assert project.run("-q").code == 0
+    push = project.run("push", "--remote", "nosuch://x", check_views=False)
+    assert push.code == 1, push.out + push.err
+    assert "there already" not in push.out, push.out
+    assert "2 results stay local" in push.err, push.err  # its trial and its grade
+    assert "Traceback" not in push.err
