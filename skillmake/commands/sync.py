@@ -107,9 +107,11 @@ def _open() -> tuple[Project, Remote]:
     remote = project.store.remote
     if remote is None:
         offline = os.environ.get("SKILLMAKE_OFFLINE", "") not in ("", "0")
-        raise UsageError("no remote store" + (" (--offline / SKILLMAKE_OFFLINE is set)" if offline else ""),
-                         hint="say where: remote = \"s3://bucket/prefix\" in the config, SKILLMAKE_REMOTE, or "
-                              "--remote URL")
+        if offline:  # the remote may well be set: offline is what hides it
+            raise UsageError("no remote store (--offline / SKILLMAKE_OFFLINE is set)",
+                             hint="push and pull talk to the remote: drop --offline (or unset SKILLMAKE_OFFLINE)")
+        raise UsageError("no remote store", hint="say where: remote = \"s3://bucket/prefix\" in the config, "
+                                                  "SKILLMAKE_REMOTE, or --remote URL")
     return project, remote
 
 

@@ -111,3 +111,11 @@ def test_push_to_a_remote_it_cannot_reach_fails_and_does_not_say_the_rest_were_t
     assert "there already" not in push.out, push.out
     assert "2 results stay local" in push.err, push.err  # its trial and its grade
     assert "Traceback" not in push.err
+
+
+def test_push_offline_says_to_drop_offline_not_to_set_a_remote(tmp_path: Path) -> None:
+    """`skillmake push --offline --remote URL`: the remote is set; the fix offered was to set one."""
+    project = one_case(tmp_path / "proj")
+    push = project.run("push", "--offline", "--remote", (tmp_path / "bucket").as_uri(), check_views=False)
+    assert push.code == 3, push.out + push.err
+    assert "say where" not in push.err and "drop --offline" in push.err, push.err
