@@ -218,7 +218,12 @@ def bisect(project: Project, spec: Spec, case: Case, arm: Arm, *, good: str | No
         else:
             lo = mid
     if lo == 0 and probe(0).bad:
-        raise BisectError(f"the case is already bad at the good end, {good or 'the first commit of ' + rel} "
+        if good is None:  # the skill's first commit: there is no older revision to offer
+            raise BisectError(f"the case fails at every version of {rel} in git, down to its first commit "
+                              f"({commits[0][0][:12]}): {_rate_text(result.probes[commits[0][0]])}",
+                              hint="no commit of the skill made it fail: check the case's checks and prompt "
+                                   "(`skillmake -k CASE` lists what failed in each trial)")
+        raise BisectError(f"the case is already bad at the good end, {good} "
                           f"({commits[0][0][:12]}): {_rate_text(result.probes[commits[0][0]])}",
                           hint="pass --good REV with an older revision where it passes")
     result.first_bad, result.last_good = commits[hi][0], commits[lo][0]

@@ -3,6 +3,7 @@ front end: shards of adaptive specs, … — each test is the repro of one findi
 
 from __future__ import annotations
 
+import subprocess
 from collections import Counter
 from pathlib import Path
 
@@ -119,3 +120,27 @@ def test_push_offline_says_to_drop_offline_not_to_set_a_remote(tmp_path: Path) -
     push = project.run("push", "--offline", "--remote", (tmp_path / "bucket").as_uri(), check_views=False)
     assert push.code == 3, push.out + push.err
     assert "say where" not in push.err and "drop --offline" in push.err, push.err
+
+
+# -- bisect on a case that never passed -------------------------------------------------------------------------------
+
+def _git(root: Path, *args: str) -> None:
+    subprocess.run(["git", "-c", "user.email=k@example.com", "-c", "user.name=k", *args], cwd=root, check=True,
+                   capture_output=True)
+
+
+def test_bisect_on_a_case_that_never_passed_does_not_ask_for_an_older_good(tmp_path: Path) -> None:
+    """With no --good, the good end is the skill's first commit: there is no older revision to pass, yet the fix
+    offered was 'pass --good REV with an older revision where it passes'."""
+    project = one_case(tmp_path / "proj")
+    _git(project.root, "init", "-q", ".")
+    _git(project.root, "add", "-A")
+    _git(project.root, "commit", "-qm", "one")
+    project.write("skills/a/notes.md", "two\n")
+    _git(project.root, "add", "-A")
+    _git(project.root, "commit", "-qm", "two")
+    project.replace("a.eval.yaml", "needle: ONE", "needle: ZZZ")  # no version of the skill makes this pass
+    run = project.run("bisect", "one", check_views=False)
+    assert run.code == 3, run.out + run.err
+    assert "older revision" not in run.err, run.err
+    assert "fails at every version of skills/a in git" in run.err, run.err
