@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from tests.balance import pytest_collection_modifyitems  # noqa: F401  (the workers take the heaviest files first)
+from tests.bytecode import compile_package
 from tests.fakeapi.fixtures import fake_api  # noqa: F401
 
 REPO = Path(__file__).resolve().parent.parent
@@ -80,6 +81,11 @@ def write(path: Path, text: str) -> Path:
 
 
 os.environ.setdefault("PYTHONDONTWRITEBYTECODE", "1")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if not hasattr(config, "workerinput"):  # once, in the process that starts the workers
+        compile_package()  # the children the tests start read it (tests/bytecode.py says why)
 
 
 @pytest.fixture

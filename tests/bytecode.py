@@ -1,0 +1,21 @@
+"""skillmake's own bytecode, written once before any test runs.
+
+The tests run with PYTHONDONTWRITEBYTECODE=1 (tests/conftest.py), so that no run leaves __pycache__ folders in a
+test's project, its skill folders or tests/data. Then nothing writes the package's bytecode either: on a fresh clone
+(CI) every `python -m skillmake` a test starts, and every doit worker under it, compiled the package's modules from
+source again, about 0.2 s of CPU each, thousands of times per suite. compileall writes them into skillmake's
+__pycache__ folders (git-ignored) once, skipping those already current. Python checks each .pyc against its source's
+mtime and size, so a module edited during the run is compiled again in memory, never run stale.
+"""
+
+from __future__ import annotations
+
+import compileall
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parent.parent / "skillmake"
+
+
+def compile_package() -> bool:
+    """Write the .pyc of every module of the package that has none or a stale one; whether all compiled."""
+    return bool(compileall.compile_dir(str(PACKAGE), quiet=2))
