@@ -13,7 +13,7 @@ from skillmake.commands import argv as cmdline
 from skillmake.commands.framing import run_command, say
 from skillmake.core import fstree, runlock
 from skillmake.core.console import write_line
-from skillmake.core.errors import EXIT_OK, UsageError
+from skillmake.core.errors import EXIT_OK, UsageError, did_you_mean
 from skillmake.run.project import Project
 from skillmake.spec.model import WITH_SKILL, Arm, Case, Spec
 
@@ -79,6 +79,8 @@ def run(opts: Options) -> int:
     project = Project.open(find_root())
     spec, case = _find(project, opts)
     arm = _arm(spec, opts.arm)
+    if opts.check is not None:
+        _known_check(case, opts.check)
     new_run_id()
     runlock.acquire(project.state_dir, what=f"skillmake bisect {spec.name}/{case.id}"[:80],
                     on_wait=lambda who: say("bisect", f"waiting for {who} to finish (one run per project at a time)"))
@@ -129,3 +131,17 @@ def _arm(spec: Spec, name: str) -> Arm:
         if arm.name == name:
             return arm
     raise UsageError(f"spec {spec.name} has no arm {name!r}", hint=f"its arms: {', '.join(a.name for a in spec.arms)}")
+
+
+def _known_check(case: Case, check: str) -> None:
+    """A --check the case's checks do not name is a usage error before any trial runs (a typo must cost nothing).
+    A case with a judge is left to the grade: a judge's expectations are named by what it returns."""
+    if case.rubric or case.criteria or case.expectations or case.sections:
+        return
+    from skillmake.run.checks.describe import describe
+
+    labels = [c.label for c in case.checks]
+    if check in labels or check in {c.name or describe(c) for c in case.checks}:
+        return
+    raise UsageError(f"case {case.id} has no check {check!r}{did_you_mean(check, labels)}",
+                     hint=f"its checks: {', '.join(labels) or '(none)'}")

@@ -144,3 +144,19 @@ def test_bisect_on_a_case_that_never_passed_does_not_ask_for_an_older_good(tmp_p
     assert run.code == 3, run.out + run.err
     assert "older revision" not in run.err, run.err
     assert "fails at every version of skills/a in git" in run.err, run.err
+
+
+def test_bisect_with_a_typo_in_check_costs_no_trial(tmp_path: Path) -> None:
+    """`--check` was looked up in the first trial's grade: a typo ran (and paid for) a trial, after printing the
+    header, before 'case one has no check'. It is checked against the spec first, with a suggestion."""
+    project = one_case(tmp_path / "proj")
+    _git(project.root, "init", "-q", ".")
+    _git(project.root, "add", "-A")
+    _git(project.root, "commit", "-qm", "one")
+    project.write("skills/a/notes.md", "two\n")
+    _git(project.root, "add", "-A")
+    _git(project.root, "commit", "-qm", "two")
+    run = project.run("bisect", "one", "--check", "contain#0", check_views=False)
+    assert run.code == 3, run.out + run.err
+    assert run.agent_calls == 0 and run.out == "", run.out
+    assert "case one has no check 'contain#0'; did you mean 'contains#0'?" in run.err, run.err
