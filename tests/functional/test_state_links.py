@@ -11,7 +11,7 @@ import pytest
 
 from skillmake.core.paths import cut_links
 
-from .project import AGENT, Project
+from .project import AGENT, Project, copy_of, template
 
 SKILL = "---\nname: a\ndescription: answers\n---\nAnswer in UPPERCASE.\n"
 SPEC = """\
@@ -40,6 +40,13 @@ def project(root: Path, config: str = "") -> Project:
                                 "skillmake.toml": config})
 
 
+def first_run(root: Path) -> Project:
+    """The project after its first run (exit 0): built once per test process, each test runs a copy."""
+    p = project(root)
+    assert p.run().code == 0
+    return p
+
+
 def outside_folder(tmp_path: Path, name: str) -> Path:
     """A folder outside the project shaped like a view or report folder, with something of the user's in it."""
     out = tmp_path / name
@@ -56,9 +63,10 @@ def snapshot(folder: Path) -> dict[str, str]:
 
 @pytest.mark.parametrize("linked", ["runs/a", "reports/a", "runs/a/one", "runs/a/one/with_skill",
                                     "reports/a/archive", "site", "site/a"])
-def test_a_linked_view_or_report_folder_is_never_written_or_deleted_through(tmp_path: Path, linked: str) -> None:
-    p = project(tmp_path / "proj")
-    assert p.run().code == 0  # views and reports exist: the next run would rewrite and prune them
+def test_a_linked_view_or_report_folder_is_never_written_or_deleted_through(
+        tmp_path: Path, tmp_path_factory: pytest.TempPathFactory, linked: str) -> None:
+    p = copy_of(template(tmp_path_factory, "state-links", first_run), tmp_path / "proj")  # views and reports
+    # exist: the next run would rewrite and prune them
     out = outside_folder(tmp_path, "outside")
     before = snapshot(out)
     state = p.root / ".skillmake"
