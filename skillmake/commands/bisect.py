@@ -13,7 +13,7 @@ from skillmake.commands import argv as cmdline
 from skillmake.commands.framing import run_command, say
 from skillmake.core import fstree, runlock
 from skillmake.core.console import write_line
-from skillmake.core.errors import EXIT_OK, UsageError, did_you_mean
+from skillmake.core.errors import EXIT_INVALID, EXIT_OK, UsageError, did_you_mean
 from skillmake.run.project import Project
 from skillmake.spec.model import WITH_SKILL, Arm, Case, Spec
 
@@ -77,6 +77,8 @@ def run(opts: Options) -> int:
     from skillmake.spec.config import find_root
 
     project = Project.open(find_root())
+    if project.broken and _in_broken(project, opts):
+        return EXIT_INVALID
     spec, case = _find(project, opts)
     arm = _arm(spec, opts.arm)
     if opts.check is not None:
@@ -145,3 +147,21 @@ def _known_check(case: Case, check: str) -> None:
         return
     raise UsageError(f"case {case.id} has no check {check!r}{did_you_mean(check, labels)}",
                      hint=f"its checks: {', '.join(labels) or '(none)'}")
+
+
+def _in_broken(project: Project, opts: Options) -> bool:
+    """When no valid spec has the case (or the spec named is invalid), it may be in an invalid one: print the
+    invalid specs' errors (exit 2) rather than "no case"."""
+    from skillmake.spec.loader import spec_name_of
+    from skillmake.spec.validate import Validation, render_text
+
+    broken = {spec_name_of(path): errors for path, errors in project.broken.items()}
+    valid = [s for s in project.specs if opts.spec is None or s.name == opts.spec]
+    if any(c.id == opts.case for s in valid for c in s.cases) or (opts.spec is not None and opts.spec not in broken):
+        return False
+    shown = [e for name, errs in broken.items() if opts.spec is None or name == opts.spec for e in errs]
+    write_line(sys.stderr, render_text(Validation(errors=shown)))
+    count = 1 if opts.spec is not None else len(broken)
+    say("bisect", f"no valid spec has case {opts.case!r}, and {count} spec(s) are invalid: fix them first "
+                  "(`skillmake validate`)")
+    return True

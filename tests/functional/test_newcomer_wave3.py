@@ -160,3 +160,17 @@ def test_bisect_with_a_typo_in_check_costs_no_trial(tmp_path: Path) -> None:
     assert run.code == 3, run.out + run.err
     assert run.agent_calls == 0 and run.out == "", run.out
     assert "case one has no check 'contain#0'; did you mean 'contains#0'?" in run.err, run.err
+
+
+def test_bisect_on_an_invalid_spec_shows_its_errors_and_exits_2(tmp_path: Path) -> None:
+    """A typo in the spec (`regexp`) made `skillmake bisect one` say "no case 'one'" with an empty list of cases,
+    exit 3: the spec's errors were never shown. Its --help says 2 is an invalid spec."""
+    project = one_case(tmp_path / "proj")
+    _git(project.root, "init", "-q", ".")
+    _git(project.root, "add", "-A")
+    _git(project.root, "commit", "-qm", "one")
+    project.replace("a.eval.yaml", "type: contains", "type: contain")
+    run = project.run("bisect", "one", check_views=False)
+    assert run.code == 2, run.out + run.err
+    assert "a.eval.yaml:6:" in run.err and "'contain' is not a check type" in run.err, run.err
+    assert "no case" not in run.err and run.agent_calls == 0, run.err
