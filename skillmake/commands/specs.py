@@ -181,7 +181,10 @@ def report(args: list[str]) -> int:
     if not project.spec_files:
         _out(NO_SPECS.format(root=root), err=True)
         return EXIT_NO_SPECS
+    invalid = _say_invalid(project, opts.specs)  # an invalid spec has no plan: its errors, and exit 2 (as a run)
     if not any(_has_results(project, plan) for plan in plans):  # nothing to re-render: not a red verdict
+        if invalid:
+            return EXIT_INVALID
         _out("skillmake report: no results yet; run `skillmake` first", err=True)
         return EXIT_NO_SPECS
     # Re-rendering evaluates nothing: no eva history row (build/report.py).
@@ -200,7 +203,18 @@ def report(args: list[str]) -> int:
          f"{_shown(project.state_dir / 'site' / 'index.html')}")
     for message in failed:
         _out(message, err=True)
-    return EXIT_FAILED if failed else EXIT_OK
+    return EXIT_INVALID if invalid else EXIT_FAILED if failed else EXIT_OK
+
+
+def _say_invalid(project: Project, names: Sequence[str]) -> bool:
+    """Print the errors of the invalid specs (those named, when names are given); whether there were any."""
+    from skillmake.spec.loader import spec_name_of
+    from skillmake.spec.validate import Validation, render_text
+
+    errors = [e for path, errs in project.broken.items() if not names or spec_name_of(path) in names for e in errs]
+    if errors:
+        _out(render_text(Validation(errors=errors)), err=True)
+    return bool(errors)
 
 
 def _has_results(project: Project, plan: Any) -> bool:

@@ -174,3 +174,17 @@ def test_bisect_on_an_invalid_spec_shows_its_errors_and_exits_2(tmp_path: Path) 
     assert run.code == 2, run.out + run.err
     assert "a.eval.yaml:6:" in run.err and "'contain' is not a check type" in run.err, run.err
     assert "no case" not in run.err and run.agent_calls == 0, run.err
+
+
+# -- report with an invalid spec --------------------------------------------------------------------------------------
+
+def test_report_with_an_invalid_spec_shows_its_errors_and_exits_2(tmp_path: Path) -> None:
+    """After a run, a typo in the spec made `skillmake report` say 'no results yet; run `skillmake` first' and
+    exit 5: the results were there, and the spec's errors were never shown."""
+    project = one_case(tmp_path / "proj")
+    assert project.run("-q").code == 0
+    project.replace("a.eval.yaml", "type: contains", "type: contain")
+    report = project.run("report", check_views=False)
+    assert report.code == 2, report.out + report.err
+    assert "a.eval.yaml:6:" in report.err and "'contain' is not a check type" in report.err, report.err
+    assert "no results yet" not in report.err
