@@ -54,7 +54,9 @@ def explain(project: Project, plans: tuple[SpecPlan, ...], *, chosen: Chosen | N
                 totals["trials_reused"] += 1
             else:
                 totals["trials"] += 1
-                totals["adaptive"] = totals.get("adaptive", 0) + (item.spec.adaptive is not None)
+                # Only the trials after a look are conditional: the first `min` of a cell run whatever happens.
+                adaptive = item.spec.adaptive
+                totals["adaptive"] = totals.get("adaptive", 0) + (adaptive is not None and item.k >= adaptive.least)
                 reasons = (["resampled (--resample)"] if item.trial_cached
                            else trial_reasons(project, item, previous))
                 estimate = estimator.trial(item)

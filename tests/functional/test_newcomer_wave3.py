@@ -188,3 +188,15 @@ def test_report_with_an_invalid_spec_shows_its_errors_and_exits_2(tmp_path: Path
     assert report.code == 2, report.out + report.err
     assert "a.eval.yaml:6:" in report.err and "'contain' is not a check type" in report.err, report.err
     assert "no results yet" not in report.err
+
+
+# -- explain --adaptive -----------------------------------------------------------------------------------------------
+
+def test_explain_adaptive_counts_only_the_trials_a_look_can_skip(tmp_path: Path) -> None:
+    """`explain --adaptive` on one case said 'adaptive: 30 of those trials run only while their case is undecided';
+    the first 3 (min) run whatever happens: 27 are conditional."""
+    project = one_case(tmp_path / "proj")
+    out = project.run("explain", "--adaptive", check_views=False)
+    assert out.code == 0, out.out + out.err
+    assert "would run up to 30 trials" in out.out, out.out
+    assert "adaptive: 27 of those trials run only while their case is undecided" in out.out, out.out
