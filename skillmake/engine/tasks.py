@@ -411,6 +411,13 @@ def _say_selection(root: str, chosen: select.Chosen, targets: select.Targets) ->
         print(f"skillmake: {nothing}", file=sys.stderr, flush=True)
         raise SystemExit(EXIT_NO_SPECS)
     if chosen.names is not None and not chosen.names:  # --failed after everything passed: nothing to do
+        mine = shard.current()
+        matched = select.choose(project_at(root), plans_at(root), select.current()) if mine else None
+        if matched is not None and (matched.names is None or matched.names):  # the other jobs of the matrix have them
+            count = len(matched.names) if matched.names is not None else sum(p.cells for p in plans_at(root))
+            print(f"skillmake: shard {mine}: none of the {count} cell(s) {select.current().describe()} selects is "
+                  "this shard's; nothing to run in this job", file=sys.stderr, flush=True)
+            return
         print(f"skillmake: {select.current().describe()} selects none of the "
               f"{sum(p.cells for p in plans_at(root))} cells", file=sys.stderr, flush=True)
     if chosen.stored_failures and not chosen.resample:

@@ -200,3 +200,17 @@ def test_explain_adaptive_counts_only_the_trials_a_look_can_skip(tmp_path: Path)
     assert out.code == 0, out.out + out.err
     assert "would run up to 30 trials" in out.out, out.out
     assert "adaptive: 27 of those trials run only while their case is undecided" in out.out, out.out
+
+
+# -- a shard with none of the selected cells --------------------------------------------------------------------------
+
+def test_a_shard_with_none_of_the_selected_cells_does_not_blame_the_selection(tmp_path: Path) -> None:
+    """`--shard I/2 -k one` in the job that holds none of one's trials said "-k 'one' selects none of the 1 cells"
+    (the selection matched; the other job has them). It says the shard has none of them, and exits 0."""
+    project = one_case(tmp_path / "proj")
+    jobs = [project.run("--shard", f"{i}/2", "-k", "one", check_views=False) for i in (1, 2)]
+    assert [job.code for job in jobs] == [0, 0], [job.err for job in jobs]
+    assert sorted(job.agent_calls for job in jobs) == [0, 1]
+    idle = next(job for job in jobs if job.agent_calls == 0)
+    assert "selects none" not in idle.err, idle.err
+    assert "none of the 1 cell(s) -k 'one' selects is this shard's" in idle.err, idle.err
