@@ -170,6 +170,11 @@ class _Spares:
 
 
 _SPARES = _Spares()
+
+
+def clear_spares() -> None:
+    """Remove this process's spare trial folders now (a doit worker leaves through os._exit, skipping atexit)."""
+    _SPARES.clear(os.getpid())
 _KEPT = {"workspace": False, "home": False, "skill": True}  # a trial folder's entries: whether sub-folders stay
 
 

@@ -84,3 +84,16 @@ def test_each_trial_sees_a_folder_as_clean_as_a_new_one(tmp_path: Path) -> None:
     # Nothing is left where trials ran once the run is over: no file, no spare folder.
     assert [path for path in (tmp_path / "trials").rglob("*") if not path.is_dir()] == []
     assert list((tmp_path / "trials").rglob(".spare-*")) == []
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="modes and links as Linux has them")
+def test_doit_workers_leave_no_spare_folder_behind(tmp_path: Path) -> None:
+    # A `-P process` worker leaves through os._exit (no atexit): its spare trial folders go with its supervisors.
+    p = Project.empty(tmp_path / "workers", {
+        "agent.py": AGENT, "skills/s/SKILL.md": "---\nname: s\ndescription: d\n---\nbody\n",
+        "skills/s/sub/notes.md": "notes\n", "fixtures/in.txt": "input\n", "f.eval.yaml": SPEC})
+    (tmp_path / "trials").mkdir()
+    run = p.run("-j", "2", "-P", "process", env={"SKILLMAKE_TMPDIR": str(tmp_path / "trials")})
+    assert run.code == 0, run.err + run.out
+    assert list((tmp_path / "trials").rglob(".spare-*")) == []
+    assert [path for path in (tmp_path / "trials").rglob("*") if not path.is_dir()] == []

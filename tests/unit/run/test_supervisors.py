@@ -98,7 +98,7 @@ def test_a_command_that_ended_before_a_stop_keeps_its_own_result(tmp_path: Path,
                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     # The stop (an interrupt, a timeout) and the command's exit reach the supervisor together: its result is the
     # command's, not "stopped by a signal". The supervisor is held stopped so that both are pending at once.
-    monkeypatch.setattr(process, "_resume_if_stopped", lambda pid: None)
+    monkeypatch.setattr(supervisors, "_resume_if_stopped", lambda pid: None)
     process.run(["true"], cwd=str(tmp_path), env=env, timeout=30)
     sup = supervisors._IDLE[-1]
     out: list[process.Completed] = []
