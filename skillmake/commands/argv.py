@@ -215,6 +215,9 @@ def _check_task_word(word: str | None, commands: Mapping[str, Any]) -> None:
     if word is None or word.startswith("-") or ":" in word or word in TASK_GROUPS or word in commands \
             or set(word) & set("*?["):
         return
+    if word in OWN_COMMANDS:  # `skillmake --adaptive explain`: our commands read their own options after them
+        raise UsageError(f"{word!r} is a command: it goes first, before the options",
+                         hint=f"skillmake {word} [OPTIONS] (`skillmake {word} --help` lists them)")
     from skillmake.core.errors import did_you_mean
 
     raise UsageError(f"{word!r} is not a command or a task{did_you_mean(word, [*OWN_COMMANDS, *commands])}",

@@ -214,3 +214,16 @@ def test_a_shard_with_none_of_the_selected_cells_does_not_blame_the_selection(tm
     idle = next(job for job in jobs if job.agent_calls == 0)
     assert "selects none" not in idle.err, idle.err
     assert "none of the 1 cell(s) -k 'one' selects is this shard's" in idle.err, idle.err
+
+
+# -- a command after the run options ----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("args", [["--adaptive", "explain"], ["--trials", "5", "bisect", "one"], ["-q", "push"]])
+def test_a_command_after_options_says_to_put_it_first(tmp_path: Path, args: list[str]) -> None:
+    """`skillmake --adaptive explain` said "'explain' is not a command or a task; did you mean 'explain'?"."""
+    project = one_case(tmp_path / "proj")
+    run = project.run(*args, check_views=False)
+    assert run.code == 3, run.out + run.err
+    word = next(a for a in args if not a.startswith("-") and not a.isdigit())
+    assert f"{word!r} is a command: it goes first" in run.err, run.err
+    assert "did you mean" not in run.err and run.agent_calls == 0, run.err
