@@ -191,9 +191,13 @@ def parse(argv: Sequence[str], *, doit_commands: Callable[[], Mapping[str, tuple
     # caliper's flags before doit's: its `--output` is caliper's results file, doit's own is `-o`/`--output-file`.
     table = SELECT + OVERRIDES + OUTPUT + CALIPER + CLAUDITOR + tuple(commands.get("run", ()))
     values, positional = parse_options(words, table, command="run")
+    fields = _run_fields(values)
+    if word != "run" and positional[:1] == ["report"]:
+        # `skillmake --adaptive report`: the report command, read with these settings (it runs nothing), not
+        # doit's task group `report`, which would run every stale trial first.
+        return Invocation(command="report", args=tuple(positional[1:]), **fields, **base)
     _check_task_word(positional[0] if positional and word != "run" else None, commands)
     doit = list(values["doit"])
-    fields = _run_fields(values)
     if fields["jobs"] is not None and not any(t in ("-n", "--process") or t.startswith("--process=") for t in doit):
         doit += ["-n", str(fields["jobs"])]
         if not any(t in ("-P", "--parallel-type") or t.startswith("--parallel-type=") for t in doit):

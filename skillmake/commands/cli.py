@@ -126,6 +126,8 @@ def _main(args: list[str]) -> int:
         return _say(f"skillmake {__version__}\ndoit {version('doit')}")
     console.configure(quiet=inv.quiet, verbose=bool(inv.verbose), color=inv.color)
     if inv.command in cmdline.OWN_COMMANDS and inv.command != "explain":
+        if inv.command == "report":
+            set_run_options(inv)  # `skillmake --adaptive report`: the settings the runs had (argv.parse)
         return _own(inv.command, [*inv.args, *(["--help"] if inv.help else [])])
     if inv.command == "explain":
         if inv.help:

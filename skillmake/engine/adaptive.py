@@ -101,8 +101,9 @@ def needed(project: Project, item: Item) -> bool:
 
 
 def counted(spec: Spec, cells: Sequence[CellRecords]) -> list[CellRecords]:
-    """The cells a report counts: per case and arm, the trials up to the look that decided it (all of them while
-    it is undecided); the trials after it were not needed, and are neither shown nor counted."""
+    """The cells a report counts: per case and arm, the trials up to the look that decided it (while undecided,
+    those up to the next look and any stored past it); the trials after it were not needed, and are neither shown
+    nor counted."""
     adaptive = spec.adaptive
     if adaptive is None:
         return list(cells)
@@ -113,7 +114,10 @@ def counted(spec: Spec, cells: Sequence[CellRecords]) -> list[CellRecords]:
     for key, group in by_cell.items():
         group.sort(key=lambda r: r.cell.k)
         stop = stop_of(adaptive, [passed(r.grade) for r in group])
-        used[key] = stop.used if stop.used is not None else len(group)
+        # Undecided: the trials up to the next look (the row's `expected`) and any stored past it — not a view
+        # folder for each of max's trials that no look has asked for yet.
+        used[key] = stop.used if stop.used is not None else max(
+            [stop.needed, *(r.cell.k + 1 for r in group if r.trial is not None)])
     return [rec for rec in cells if rec.cell.k < used[(rec.cell.case.id, rec.cell.arm.name)]]
 
 

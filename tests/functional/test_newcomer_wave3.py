@@ -227,3 +227,15 @@ def test_a_command_after_options_says_to_put_it_first(tmp_path: Path, args: list
     word = next(a for a in args if not a.startswith("-") and not a.isdigit())
     assert f"{word!r} is a command: it goes first" in run.err, run.err
     assert "did you mean" not in run.err and run.agent_calls == 0, run.err
+
+
+def test_report_after_run_options_is_the_report_command_and_runs_nothing(tmp_path: Path) -> None:
+    """`skillmake --adaptive report` (the way to say the shards ran with --adaptive: `report --adaptive` is an
+    unknown option) ran doit's task group `report`, and with it every stale trial: 30 agent calls in a command
+    that 'runs nothing'. It is the report command, read with the run's settings."""
+    project = one_case(tmp_path / "proj")
+    assert project.run("-q").code == 0
+    report = project.run("--adaptive", "report")
+    assert report.agent_calls == 0, report.out
+    assert report.code == 1, report.out + report.err  # 1 of up to 30 trials: undecided, so inconclusive
+    assert "3–30 adaptive trials per case" in report.out and "skillmake report: reports in" in report.out, report.out
