@@ -130,6 +130,10 @@ def _find(project: Project, opts: Options) -> tuple[Spec, Case]:
 
 def _arm(spec: Spec, name: str) -> Arm:
     for arm in spec.arms:
+        if arm.name == name and not arm.skill:  # the baseline: every version of the skill runs it alike
+            raise UsageError(f"arm {name} runs without the skill: no version of it can change the arm's result",
+                             hint="bisect an arm that uses the skill: "
+                                  + ", ".join(a.name for a in spec.arms if a.skill))
         if arm.name == name:
             return arm
     raise UsageError(f"spec {spec.name} has no arm {name!r}", hint=f"its arms: {', '.join(a.name for a in spec.arms)}")

@@ -239,3 +239,20 @@ def test_report_after_run_options_is_the_report_command_and_runs_nothing(tmp_pat
     assert report.agent_calls == 0, report.out
     assert report.code == 1, report.out + report.err  # 1 of up to 30 trials: undecided, so inconclusive
     assert "3–30 adaptive trials per case" in report.out and "skillmake report: reports in" in report.out, report.out
+
+
+def test_bisect_under_the_baseline_arm_is_refused_before_any_trial(tmp_path: Path) -> None:
+    """`bisect one --arm without_skill` ran the case without the skill at every version (all alike: the arm has no
+    skill) and ended 'fails at every version'. The arm cannot change between versions of the skill: a usage error."""
+    project = one_case(tmp_path / "proj")
+    project.replace("a.eval.yaml", "cases:", "baseline: true\ncases:")
+    _git(project.root, "init", "-q", ".")
+    _git(project.root, "add", "-A")
+    _git(project.root, "commit", "-qm", "one")
+    project.write("skills/a/notes.md", "two\n")
+    _git(project.root, "add", "-A")
+    _git(project.root, "commit", "-qm", "two")
+    run = project.run("bisect", "one", "--arm", "without_skill", check_views=False)
+    assert run.code == 3, run.out + run.err
+    assert run.agent_calls == 0 and run.out == "", run.out
+    assert "arm without_skill runs without the skill" in run.err, run.err
