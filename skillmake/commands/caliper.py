@@ -84,7 +84,7 @@ def _validate(path: str) -> int:
 
 
 def _run(opts: argparse.Namespace) -> int:
-    from skillmake.commands import cli
+    from skillmake.commands import runner
 
     spec, code = _load(opts.spec)
     if spec is None:
@@ -96,7 +96,7 @@ def _run(opts: argparse.Namespace) -> int:
             argv += [flag, str(value)]
     argv += ["--baseline"] * opts.baseline + ["-v"] * opts.verbose
     try:
-        cli.run_with(argv)  # skillmake's verdict is printed; caliper's exit code does not follow it
+        runner.run_with(argv)  # skillmake's verdict is printed; caliper's exit code does not follow it
     except SystemExit as exc:  # doit's loader stopping the run (a judge with no credentials)
         if exc.code not in (0, None):
             return BACKEND_ERROR

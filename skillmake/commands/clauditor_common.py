@@ -122,12 +122,12 @@ def _no_api_key(opts: argparse.Namespace) -> bool:
 
 def run_skillmake(argv: list[str], *, only: str, opts: argparse.Namespace) -> int:
     """A skillmake run (or `explain …`) of the argv built here; with --json, its lines go to stderr."""
-    from skillmake.commands import cli
+    from skillmake.commands import runner
 
     stream = contextlib.redirect_stdout(sys.stderr) if opts.json else contextlib.nullcontext()
     with stream:
         try:
-            return cli.run_with(argv, only=only)
+            return runner.run_with(argv, only=only)
         except SystemExit as exc:  # doit's loader stopping the run (a judge with no credentials: 3)
             return exc.code if isinstance(exc.code, int) else EXIT_USAGE
 

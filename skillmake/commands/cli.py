@@ -5,14 +5,14 @@ from __future__ import annotations  # noqa: I001 - interrupts comes first on pur
 # First, before anything slow: from here on Ctrl-C or SIGTERM stops the run in one line (interrupts.py).
 from skillmake.core import interrupts
 
-import json
 import os
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
 from skillmake import __version__
 from skillmake.core import console
 from skillmake.commands import argv as cmdline
+from skillmake.commands import runner
 from skillmake.core.errors import EXIT_INVALID, EXIT_OK, EXIT_USAGE, SkillmakeError, UsageError, exit_code_lines
 
 COMMANDS = """\
@@ -96,7 +96,7 @@ def _main(args: list[str]) -> int:
 
         return captured_main(args[1:])
     args = _rejudge_flag(args)
-    inv = cmdline.parse(args, doit_commands=_doit_commands)
+    inv = cmdline.parse(args, doit_commands=runner.doit_commands)
     if inv.root is not None:
         root = os.path.abspath(os.path.expanduser(inv.root))
         if not os.path.isdir(root):
@@ -127,13 +127,13 @@ def _main(args: list[str]) -> int:
     console.configure(quiet=inv.quiet, verbose=bool(inv.verbose), color=inv.color)
     if inv.command in cmdline.OWN_COMMANDS and inv.command != "explain":
         if inv.command == "report":
-            set_run_options(inv)  # `skillmake --adaptive report`: the settings the runs had (argv.parse)
+            runner.set_run_options(inv)  # `skillmake --adaptive report`: the settings the runs had (argv.parse)
         return _own(inv.command, [*inv.args, *(["--help"] if inv.help else [])])
     if inv.command == "explain":
         if inv.help:
             return _say(f"usage: skillmake explain [OPTIONS] [TASK|CELL|SPEC…]\n\n"
                         f"{cmdline.help_table([('options', cmdline.EXPLAIN + cmdline.SELECT + cmdline.OVERRIDES)])}")
-        set_run_options(inv)
+        runner.set_run_options(inv)
         from skillmake.store import remote
 
         os.environ[remote.OFFLINE_VAR] = "1"  # explain reads the local store only: no round trip per trial
@@ -147,8 +147,8 @@ def _main(args: list[str]) -> int:
 
         return doit_help(inv.command)
     if inv.command == "run":
-        set_run_options(inv)
-    code = _run_doit(list(inv.doit_args), verbose=bool(inv.verbose) and inv.command == "run")
+        runner.set_run_options(inv)
+    code = runner.run_doit(list(inv.doit_args), verbose=bool(inv.verbose) and inv.command == "run")
     if inv.command == "run" and inv.output is not None:
         from skillmake.commands.output import write_output
 
@@ -225,74 +225,6 @@ def _own(command: str, args: list[str]) -> int:
     from skillmake.commands import specs
 
     return specs.validate(args) if command == "validate" else specs.report(args)
-
-
-def _doit_commands() -> Mapping[str, tuple[cmdline.Opt, ...]]:
-    from skillmake.engine.main import doit_options
-
-    return {name: cmdline.doit_table(options) for name, options in doit_options().items()}
-
-
-def set_run_options(inv: cmdline.Invocation, *, only: str | None = None) -> None:
-    """Hand skillmake's own run options to the modules that read them (build.select, overrides, the clauditor
-    adapter, the claude-code agent). `only`: "cases" or "triggers" (the clauditor front end's commands)."""
-    from skillmake.engine import select
-
-    select.set_command_line(k=inv.k, tags=inv.tags, failed=inv.failed, resample=inv.resample, specs=inv.specs,
-                            only=only)
-    from skillmake.spec import overrides
-
-    overrides.set_command_line(dict(inv.overrides))
-    from skillmake.run.agents.claude_code import NO_API_KEY_VAR
-    from skillmake.spec.adapters.clauditor import FLAGS_VAR
-
-    # Through the environment, so doit's worker processes see them too.
-    _set_env(overrides.BASELINE_VAR, "1" if inv.baseline else None)  # caliper's --baseline (overrides.apply)
-    if inv.adaptive:  # --adaptive (overrides.apply); without it, $SKILLMAKE_ADAPTIVE stays as the user set it
-        _set_env(overrides.ADAPTIVE_VAR, "1")
-    _set_env(FLAGS_VAR, json.dumps(dict(inv.clauditor)) if inv.clauditor else None)
-    _set_env(NO_API_KEY_VAR, "1" if inv.no_api_key else None)
-    from skillmake.engine.shard import SHARD_VAR
-
-    _set_env(SHARD_VAR, inv.shard)  # --shard I/N (engine/shard.py); None leaves $SKILLMAKE_SHARD as it was
-
-
-def run_with(args: list[str], *, only: str | None = None) -> int:
-    """A run, or `explain …`, from a command line another front end built (`skillmake clauditor`), narrowed by
-    `only` to one kind of trial ("cases", "trials": the cases' trials without grading them, "triggers")."""
-    inv = cmdline.parse(args, doit_commands=_doit_commands)
-    console.configure(quiet=inv.quiet, verbose=bool(inv.verbose), color=inv.color)
-    set_run_options(inv, only=only)
-    if inv.command == "explain":
-        from skillmake.commands.specs import explain
-
-        return explain(inv)
-    return _run_doit(list(inv.doit_args), verbose=bool(inv.verbose))
-
-
-def _set_env(var: str, value: str | None) -> None:
-    """Set `var` for this run; a later run in this process (watch) without the flag takes away only what an
-    earlier one set here (a user's own export stays)."""
-    if value is not None:
-        os.environ[var] = value
-        _SET_HERE.add(var)
-    elif var in _SET_HERE:
-        os.environ.pop(var, None)
-        _SET_HERE.discard(var)
-
-
-_SET_HERE: set[str] = set()  # the variables set_run_options put into the environment
-
-
-def _run_doit(args: list[str], *, verbose: bool = False) -> int:
-    from skillmake.run import process
-
-    # SIGINT and SIGTERM stop every trial's processes at once, then raise KeyboardInterrupt so doit saves what
-    # finished (its db is written only at the end) and main() exits 130.
-    process.install_interrupt_handlers(raise_keyboard_interrupt=True)
-    from skillmake.engine.main import run_doit
-
-    return run_doit(args, full_graph=verbose)
 
 
 if __name__ == "__main__":

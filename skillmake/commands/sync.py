@@ -20,7 +20,7 @@ from skillmake.core.console import write_line
 from skillmake.core.errors import EXIT_FAILED, EXIT_OK, UsageError
 from skillmake.run.project import Project
 from skillmake.store.objects import GRADE_SCHEMA, TRIAL_SCHEMA, Store
-from skillmake.store.remote import Remote
+from skillmake.store.remote import Remote, remote_of
 
 BATCH = 256  # records per push batch: every object of a batch goes up before any of its entries
 
@@ -104,7 +104,7 @@ def _open() -> tuple[Project, Remote]:
     from skillmake.commands.specs import project_root
 
     project = Project.open(project_root())
-    remote = project.store.remote
+    remote = remote_of(project.store)
     if remote is None:
         offline = os.environ.get("SKILLMAKE_OFFLINE", "") not in ("", "0")
         if offline:  # the remote may well be set: offline is what hides it

@@ -12,54 +12,13 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from skillmake.core.stats import VERDICT_OUTCOMES, Stop, adaptive_stop, stop_points, trial_needed
-from skillmake.engine.plan import Item, SpecPlan
+from skillmake.core.stats import stop_points, trial_needed
+from skillmake.engine.plan import Item, SpecPlan, adaptive_settings, cell_groups, passed, stop_of
 from skillmake.results.checkout import Cell, CellRecords, records_of
 from skillmake.run.project import Project
-from skillmake.spec.model import Adaptive, Spec
-from skillmake.store.objects import GRADE_SCHEMA
+from skillmake.spec.model import Spec
 
 NOT_NEEDED = "not needed"  # the outcome a trial task reports when an earlier look decided its cell
-
-
-def _settings(a: Adaptive) -> dict[str, Any]:
-    return {"least": a.least, "most": a.most, "batch": a.batch, "threshold": a.decide, "alpha": a.alpha}
-
-
-def stop_of(adaptive: Adaptive, passes: Sequence[bool | None]) -> Stop:
-    return adaptive_stop(passes, **_settings(adaptive))
-
-
-def passed(grade: dict[str, Any] | None) -> bool | None:
-    """A grade's contribution to the sequence: passed or not (fail and cheat are not passed); None when there is
-    no grade, or it is no verdict (error, timeout, judge_error: retried on the next run, never evidence)."""
-    return None if grade is None or grade.get("outcome") not in VERDICT_OUTCOMES else grade["outcome"] == "pass"
-
-
-def _groups(items: Sequence[Item]) -> dict[tuple[str, str], list[Item]]:
-    groups: dict[tuple[str, str], list[Item]] = {}
-    for item in items:
-        groups.setdefault((item.case.id, item.arm.name), []).append(item)
-    return {key: sorted(group, key=lambda i: i.k) for key, group in groups.items()}
-
-
-def prune(project: Project, plan: SpecPlan) -> None:
-    """Drop from the plan every trial a cell's stored grades have made unnecessary (decided at an earlier look)."""
-    adaptive = plan.spec.adaptive
-    if adaptive is None:
-        return
-    keep: list[Item] = []
-    for group in _groups(plan.items).values():
-        passes: list[bool | None] = []
-        for item in group:
-            grade = None
-            if item.trial_cached and item.grade_cached and item.grade_key is not None:
-                grade = project.store.get_action(item.grade_key, schema=GRADE_SCHEMA, verify=False)
-            passes.append(passed(grade))
-        stop = stop_of(adaptive, passes)
-        keep.extend(group if stop.used is None else group[:stop.used])
-    order = {id(item): i for i, item in enumerate(plan.items)}
-    plan.items[:] = sorted(keep, key=lambda i: order[id(i)])
 
 
 def waits(plan: SpecPlan, item: Item, *, exists: Callable[[Item], bool]) -> list[str]:
@@ -72,7 +31,7 @@ def waits(plan: SpecPlan, item: Item, *, exists: Callable[[Item], bool]) -> list
         return []
     held = _GROUPS.get(id(plan))
     if held is None or held[0] is not plan:  # once per plan: a cell's items, not a scan of the spec's per trial
-        held = _GROUPS[id(plan)] = (plan, _groups(plan.items))
+        held = _GROUPS[id(plan)] = (plan, cell_groups(plan.items))
     group = held[1].get((item.case.id, item.arm.name), [])
     return [f"grade:{other.name}" for other in group if other.k < before[-1] and exists(other)]
 
@@ -97,7 +56,7 @@ def needed(project: Project, item: Item) -> bool:
     passes = [passed(records_of(project, _cell(project, item.spec, item, k)).grade) for k in range(before[-1])]
     if any(p is None for p in passes):
         return False  # an earlier trial gave no verdict (an error): the cell waits for it, retried next run
-    return trial_needed(item.k, passes, **_settings(adaptive))
+    return trial_needed(item.k, passes, **adaptive_settings(adaptive))
 
 
 def counted(spec: Spec, cells: Sequence[CellRecords]) -> list[CellRecords]:

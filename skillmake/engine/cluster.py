@@ -32,6 +32,7 @@ from skillmake.run import trial as trials
 from skillmake.run.project import Project, current_run_id
 from skillmake.run.staging import run_fragment
 from skillmake.store.objects import GRADE_SCHEMA, TRIAL_SCHEMA, named_objects
+from skillmake.store.remote import remote_of
 
 EXECUTOR_VAR = "SKILLMAKE_EXECUTOR"  # `--executor URL` sets it; beats the config's `executor`
 WAIT_SLICE_S = 0.2  # how often a task waiting on its job looks for an interrupt
@@ -163,8 +164,9 @@ def send_files(project: Project, files: dict[str, str]) -> None:
             if store.put(data) != digest:
                 continue
         fresh.append(digest)
-    if store.remote is not None and fresh:
-        unsent = set(store.remote.send_objects(fresh, store))
+    remote = remote_of(store)
+    if remote is not None and fresh:
+        unsent = set(remote.send_objects(fresh, store))
         fresh = [d for d in fresh if d not in unsent]
     with _sent_lock:
         _sent.update(fresh)
@@ -174,7 +176,7 @@ def make_job(project: Project, item: Item, kind: str, *, resample: bool,
              trial: dict[str, Any] | None = None) -> Job:
     files = job_files(project, item, kind)
     send_files(project, files)
-    remote = project.store.remote
+    remote = remote_of(project.store)
     return Job(kind=kind, run_id=current_run_id(), root=project.root, files=files,
                remote=remote.url if remote is not None else None, store=str(project.store.root),
                spec=item.spec, case=item.case, arm=item.arm, k=item.k, tkey=item.tkey, trial=trial,
@@ -182,9 +184,16 @@ def make_job(project: Project, item: Item, kind: str, *, resample: bool,
 
 
 def _limits(project: Project) -> dict[str, Any] | None:
-    from skillmake.engine import clusterlimit
+    """What a job needs to join the cluster-wide cap (clusterlimit.py): the scheduler and the cap (the run's
+    max_connections)."""
+    from skillmake.run import ratelimit
+    from skillmake.spec import overrides
 
-    return clusterlimit.settings(project)
+    url = configured(project)
+    if url is None:
+        return None
+    cap = overrides.resolve("max_connections", project=getattr(project.config, "max_connections", None)).value
+    return {"address": address(url), "max_connections": int(cap or ratelimit.DEFAULT_MAX_CONNECTIONS)}
 
 
 # --- running a job and taking its record back ------------------------------------------------------------------
@@ -229,8 +238,9 @@ def _take(project: Project, record: dict[str, Any], *, schema: str, cacheable: f
     store = project.store
     key = record["key"]
     if record["outcome"] in cacheable:
-        if store.remote is not None:
-            store.remote.forget_absent(key)
+        remote = remote_of(store)
+        if remote is not None:
+            remote.forget_absent(key)
         local = store.get_action(key, schema=schema)
         if local is not None and local.get("run_id") != record.get("run_id") and store.remote is not None:
             # A resample: the worker's fresh sample replaced this stored one in the remote (the caller keeps the
@@ -243,8 +253,9 @@ def _take(project: Project, record: dict[str, Any], *, schema: str, cacheable: f
                                hint="set a remote every worker can reach (`remote` in the config, or --remote), "
                                     "or share the store folder; nothing was recorded here")
         return local
-    if store.remote is not None and schema == TRIAL_SCHEMA:
-        store.remote.fetch_objects(named_objects(record), store)
+    remote = remote_of(store)
+    if remote is not None and schema == TRIAL_SCHEMA:
+        remote.fetch_objects(named_objects(record), store)
     store.put_attempt(record, schema=schema)
     return record
 
@@ -281,8 +292,9 @@ def execute_grade(project: Project, item: Item, trial_record: dict[str, Any], ur
     fresh_trial = resample and trial_record.get("run_id") == run_id
     if hit is not None and not (fresh_trial and hit.get("run_id") != run_id):
         return grading.GradeRun(record=hit, ran=False)
-    if project.store.remote is not None:  # the worker reads the trial's outputs through the remote
-        project.store.remote.push([trial_record], project.store, skip_present=True)
+    remote = remote_of(project.store)
+    if remote is not None:  # the worker reads the trial's outputs through the remote
+        remote.push([trial_record], project.store, skip_present=True)
     try:
         result = submit(url, make_job(project, item, "grade", resample=resample, trial=trial_record))
     except JobFailed as exc:

@@ -21,19 +21,6 @@ from skillmake.run import ratelimit
 LEASE_POLL_S = 0.5  # a slot's wait is cut in pieces this long, so a pause set meanwhile is seen
 
 
-def settings(project: Any) -> dict[str, Any] | None:
-    """What a job needs to join the cluster-wide cap: the scheduler and the cap (the run's max_connections)."""
-    from skillmake.engine import cluster
-    from skillmake.spec import overrides
-
-    url = cluster.configured(project)
-    if url is None:
-        return None
-    config = project.config
-    cap = overrides.resolve("max_connections", project=getattr(config, "max_connections", None)).value
-    return {"address": cluster.address(url), "max_connections": int(cap or ratelimit.DEFAULT_MAX_CONNECTIONS)}
-
-
 class _Slot:
     __slots__ = ("retry_after", "status")
 

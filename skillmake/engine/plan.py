@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import dataclasses
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from skillmake.core.canonical import digest_json
+from skillmake.core.stats import VERDICT_OUTCOMES, Stop, adaptive_stop
 from skillmake.engine.index import Index, index_path
 from skillmake.results.checkout import labels_digest
 from skillmake.results.triggers import skip_reason
@@ -19,7 +21,8 @@ from skillmake.run import grade as grading
 from skillmake.run.keys import TrialKey, grade_key, grade_part
 from skillmake.run.project import Project
 from skillmake.run.trial import timeout_of
-from skillmake.spec.model import Arm, Case, Spec, TriggerQuery
+from skillmake.spec.model import Adaptive, Arm, Case, Spec, TriggerQuery
+from skillmake.store.objects import GRADE_SCHEMA
 from skillmake.triggers.keys import Offered, trigger_keys
 from skillmake.triggers.run import timeout_of as trigger_timeout
 
@@ -179,7 +182,48 @@ def plan_spec(project: Project, spec: Spec) -> SpecPlan:
                                                  damaged=index.damaged.get(tkey.key)))
     index.save()
     if spec.adaptive is not None:  # trials: {min, max, decide}: drop what stored grades made unnecessary
-        from skillmake.engine.adaptive import prune
-
         prune(project, plan)
     return plan
+
+
+# Adaptive trials (trials: {min, max, decide}): the looks a cell's stored grades decide; engine/adaptive.py holds
+# the rest of the engine's side (which grades a trial waits for, whether it is still needed).
+
+def adaptive_settings(a: Adaptive) -> dict[str, Any]:
+    return {"least": a.least, "most": a.most, "batch": a.batch, "threshold": a.decide, "alpha": a.alpha}
+
+
+def stop_of(adaptive: Adaptive, passes: Sequence[bool | None]) -> Stop:
+    return adaptive_stop(passes, **adaptive_settings(adaptive))
+
+
+def passed(grade: dict[str, Any] | None) -> bool | None:
+    """A grade's contribution to the sequence: passed or not (fail and cheat are not passed); None when there is
+    no grade, or it is no verdict (error, timeout, judge_error: retried on the next run, never evidence)."""
+    return None if grade is None or grade.get("outcome") not in VERDICT_OUTCOMES else grade["outcome"] == "pass"
+
+
+def cell_groups(items: Sequence[Item]) -> dict[tuple[str, str], list[Item]]:
+    groups: dict[tuple[str, str], list[Item]] = {}
+    for item in items:
+        groups.setdefault((item.case.id, item.arm.name), []).append(item)
+    return {key: sorted(group, key=lambda i: i.k) for key, group in groups.items()}
+
+
+def prune(project: Project, plan: SpecPlan) -> None:
+    """Drop from the plan every trial a cell's stored grades have made unnecessary (decided at an earlier look)."""
+    adaptive = plan.spec.adaptive
+    if adaptive is None:
+        return
+    keep: list[Item] = []
+    for group in cell_groups(plan.items).values():
+        passes: list[bool | None] = []
+        for item in group:
+            grade = None
+            if item.trial_cached and item.grade_cached and item.grade_key is not None:
+                grade = project.store.get_action(item.grade_key, schema=GRADE_SCHEMA, verify=False)
+            passes.append(passed(grade))
+        stop = stop_of(adaptive, passes)
+        keep.extend(group if stop.used is None else group[:stop.used])
+    order = {id(item): i for i, item in enumerate(plan.items)}
+    plan.items[:] = sorted(keep, key=lambda i: order[id(i)])

@@ -17,6 +17,7 @@ from skillmake.engine.plan import SpecPlan
 from skillmake.run.project import Project
 from skillmake.spec.model import Spec
 from skillmake.store.objects import GRADE_SCHEMA, TRIAL_SCHEMA
+from skillmake.store.remote import remote_of
 
 
 def wanted(argv: Sequence[str]) -> bool:
@@ -28,7 +29,7 @@ def wanted(argv: Sequence[str]) -> bool:
 def fill(project: Project, plans: tuple[SpecPlan, ...], *, replan: Callable[[Spec], SpecPlan]) -> tuple[SpecPlan, ...]:
     """`plans`, with the specs whose missing records came from the remote planned again (`replan`). Only the
     keys of this run's shard are asked for (shard.py): a matrix job fetches its own share, not the suite."""
-    remote = project.store.remote
+    remote = remote_of(project.store)
     if remote is None:
         return plans
     mine = shard.current()

@@ -4,14 +4,28 @@ located at the line a person fixes, not at the value's first line."""
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from skillmake.core.errors import Location, SpecError
 from skillmake.spec.source import Source, escape, read_json
 from skillmake.spec.wellformed import surely_valid
 
-if TYPE_CHECKING:
-    from skillmake.spec.rules import Rules
+
+class Rules(Protocol):
+    """What these checks need of the spec's rules (spec/rules.py's Rules, which calls them): where the spec is,
+    how to show a path, and where a pointer is in the file. A protocol, so this module does not import rules."""
+
+    src: Source
+    path: str
+    shown: str
+
+    def clean(self, pointer: str) -> bool: ...
+
+    def shown_path(self, path: str) -> str: ...
+
+    def spec_relative(self, pointer: str, rel: str, what: str) -> str | None: ...
+
+    def locate(self, pointer: str) -> Location: ...
 
 
 def json_schema_problems(rules: Rules, pointer: str, raw: dict[str, Any]) -> list[SpecError]:

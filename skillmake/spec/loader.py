@@ -317,14 +317,6 @@ def _agent(raw: dict[str, Any]) -> AgentConfig:
         sync_tasks=raw.get("sync_tasks", False), allow_hang_heuristic=raw.get("allow_hang_heuristic", True))
 
 
-def discover(root: str) -> list[str]:
-    """Moved to discovery.py (config `specs`/`exclude`, other tools' formats skipped); kept here only until
-    every importer takes it from there."""
-    from skillmake.spec.discovery import discover as found
-
-    return found(root)
-
-
 def _trials(given: Any) -> int:
     """The trials a cell may run: the count, or an adaptive spec's max."""
     return int(given["max"]) if isinstance(given, Mapping) else int(given)

@@ -24,6 +24,7 @@ from skillmake.core.paths import (
     workspace_path_problem,
 )
 from skillmake.spec.formats import FORMATS
+from skillmake.spec.inline import json_schema_problems, python_problems
 from skillmake.spec.model import InputFile, Skill
 from skillmake.spec.source import Source
 
@@ -399,12 +400,8 @@ class Rules:
                     self._regex(f"{pointer}/format", fmt, hint_extra=f"{fmt!r} is not a registered format either "
                                                                      f"(see docs: currency_eur … zip_us)")
             elif kind == "json_schema":
-                from skillmake.spec.inline import json_schema_problems
-
                 self.errors.extend(json_schema_problems(self, pointer, raw))
             elif kind == "python":
-                from skillmake.spec.inline import python_problems
-
                 self.errors.extend(python_problems(self, pointer, raw))
             elif kind == "csv_row_count":
                 self._row_count(pointer, raw)

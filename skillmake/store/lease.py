@@ -26,14 +26,11 @@ import socket
 import threading
 import time
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import orjson
 
 from skillmake.core.canonical import hex_of
-
-if TYPE_CHECKING:
-    from skillmake.store.remote import Remote
 
 TTL_VAR = "SKILLMAKE_LEASE_TTL"  # seconds a silent lease is trusted (tests and slow links); default below
 DEFAULT_TTL = 60.0
@@ -45,6 +42,31 @@ def ttl() -> float:
     except ValueError:
         return DEFAULT_TTL
     return value if value > 0 else DEFAULT_TTL
+
+
+class Remote(Protocol):
+    """What a lease needs of the remote (store/remote.py's Remote, which holds the leases): a few file
+    operations under its lease folder, whether a key's record is there, and a way to say a problem once."""
+
+    shown: str
+
+    def note(self, text: str) -> None: ...
+
+    def forget_absent(self, key: str) -> None: ...
+
+    def lease_folder(self) -> str: ...
+
+    def has_entry(self, key: str) -> bool: ...
+
+    def generations(self, folder: str) -> list[int]: ...
+
+    def read(self, path: str) -> bytes | None: ...
+
+    def create(self, path: str, data: bytes) -> bool: ...
+
+    def overwrite(self, path: str, data: bytes) -> None: ...
+
+    def remove(self, path: str) -> None: ...
 
 
 class Leases:

@@ -11,8 +11,9 @@ import secrets
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import orjson
 
@@ -21,11 +22,21 @@ from skillmake.core.canonical import canonical_json, digest_bytes, hex_of
 from skillmake.core.errors import RecordError
 from skillmake.spec.schema import validate_record
 
-if TYPE_CHECKING:
-    from skillmake.store.remote import Remote
-
 TRIAL_SCHEMA = "trial-record.schema.json"
 GRADE_SCHEMA = "grade-record.schema.json"
+
+
+class Remote(Protocol):
+    """What the store asks of its shared remote (store/remote.py's Remote, which builds on this module): read
+    through on a miss, hold a key's lease while it runs, write a finished record back, and send what is queued."""
+
+    def fetch(self, key: str, store: Store, *, schema: str) -> bool: ...
+
+    def lease(self, key: str) -> AbstractContextManager[None]: ...
+
+    def write_back(self, record: dict[str, Any], store: Store) -> None: ...
+
+    def drain(self, store: Store) -> int: ...
 
 
 def store_root(project_root: str) -> Path:

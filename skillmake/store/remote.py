@@ -19,7 +19,7 @@ import threading
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import orjson
@@ -28,10 +28,8 @@ from skillmake.core import atomic
 from skillmake.core.canonical import digest_bytes, hex_of
 from skillmake.core.errors import RecordError
 from skillmake.spec.schema import validate_record
-
-if TYPE_CHECKING:
-    from skillmake.store.lease import Leases
-    from skillmake.store.objects import Store
+from skillmake.store.lease import Leases
+from skillmake.store.objects import Store, named_objects
 
 REMOTE_VAR = "SKILLMAKE_REMOTE"  # a remote for this run (`--remote URL` sets it); beats the config's `remote`
 OFFLINE_VAR = "SKILLMAKE_OFFLINE"  # "1": ignore every remote (`--offline` sets it)
@@ -196,8 +194,6 @@ class Remote:
             self.note(f"remote {self.shown}: the entry of {key[:19]}… is corrupt; not used (its trial runs again)")
             self._absent.add(key)
             return False
-        from skillmake.store.objects import named_objects
-
         if not self._pull(named_objects(record), store, key=key):
             return False
         tree = _tree_files(record, store)
@@ -278,8 +274,6 @@ class Remote:
             return
         with self._lock:
             if self._leases is None:
-                from skillmake.store.lease import Leases
-
                 self._leases = Leases(self)
             leases = self._leases
         with leases.hold(key):
@@ -430,8 +424,6 @@ class Remote:
         return 0
 
     def _push(self, records: list[dict[str, Any]], store: Store, *, skip_present: bool) -> int:
-        from skillmake.store.objects import named_objects
-
         if skip_present:
             keys = [r["key"] for r in records]
             present = self.parallel(lambda k: self._exists(self.action_path(k)), keys)
@@ -512,6 +504,13 @@ def _other_digests(record: dict[str, Any]) -> list[str]:
 
 _remotes: dict[str, Remote] = {}
 _remotes_lock = threading.Lock()
+
+
+def remote_of(store: Store) -> Remote | None:
+    """The store's remote as the whole Remote (push, prefetch, send and fetch objects). The store itself knows it
+    only by what it asks of it (objects.Remote), so that module never imports this one."""
+    remote = store.remote
+    return remote if isinstance(remote, Remote) else None
 
 
 def open_remote(config_remote: str | None) -> Remote | None:

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 
 import pytest
 
-from skillmake.commands import argv, cli
+from skillmake.commands import argv, cli, runner
 from skillmake.commands.argv import Invocation, Opt
 from skillmake.core.errors import UsageError
 from skillmake.engine.main import doit_options
@@ -89,11 +89,11 @@ def test_help_lists_calipers_flags_in_their_own_group() -> None:
 def test_baseline_reaches_the_run_settings_through_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(overrides, "BASELINE_VAR", "SKILLMAKE_BASELINE", raising=False)
     monkeypatch.delenv("SKILLMAKE_BASELINE", raising=False)
-    cli._set_env(overrides.BASELINE_VAR, "1")  # what set_run_options does for --baseline
+    runner.set_env(overrides.BASELINE_VAR, "1")  # what set_run_options does for --baseline
     assert os.environ["SKILLMAKE_BASELINE"] == "1"
-    cli._set_env(overrides.BASELINE_VAR, None)  # a later run in the same process (watch) without the flag
+    runner.set_env(overrides.BASELINE_VAR, None)  # a later run in the same process (watch) without the flag
     assert "SKILLMAKE_BASELINE" not in os.environ
     monkeypatch.setenv("SKILLMAKE_BASELINE", "1")  # the user's own export is theirs
-    cli._set_env(overrides.BASELINE_VAR, None)
+    runner.set_env(overrides.BASELINE_VAR, None)
     assert os.environ["SKILLMAKE_BASELINE"] == "1"
 
