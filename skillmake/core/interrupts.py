@@ -219,6 +219,9 @@ def _on_signal(signum: int, frame: FrameType | None) -> None:
         signal.setitimer(signal.ITIMER_REAL, RETRY_S)
         return
     _state["raised"] = True
+    # A retry may still be set (an earlier signal came at an unsafe point): the exit restores SIGALRM's default
+    # action, which would end the process by SIGALRM (-14) instead of 130 if that timer fired on the way out.
+    signal.setitimer(signal.ITIMER_REAL, 0)
     if not _state["armed"]:
         # Start-up, planning, loading: nothing has run, so nothing is to be saved or stopped; and an exception
         # raised here could land inside an extension module's initialisation, which does not survive it.

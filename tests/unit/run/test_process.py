@@ -233,6 +233,7 @@ def test_a_sweep_ends_other_sessions_below_this_process_and_spares_live_supervis
     # below them must be spared, and so must the run's own children in its session (doit workers, git).
     from skillmake.run import reaper
 
+    reaper.sweep()  # what earlier tests of this worker left re-parented to it: this test counts only its own
     escaped = subprocess.Popen(["sleep", "30"], start_new_session=True)  # as a daemon re-parented to the run
     own = subprocess.Popen(["sleep", "30"])  # the run's own child, in its session
     supervised = subprocess.Popen(["sh", "-c", "sleep 30 & wait"], start_new_session=True)  # a live supervisor

@@ -1,0 +1,40 @@
+"""skillmake.core.interrupts: what the handlers leave behind when a run unwinds."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[3]
+
+# A stop signal at an unsafe point sets a retry timer; a second one at a safe point unwinds the run. The retry must
+# not outlive that: the exit restores SIGALRM's default action, and a timer firing late in the interpreter's
+# finalization ended a Ctrl-C'd run by SIGALRM (exit status -14, seen in the batch-judging test) instead of 130.
+SCRIPT = """
+import signal, sys, time
+from skillmake.core import interrupts
+interrupts.install("skillmake")
+interrupts.arm()
+def unsafe():  # this script's own code is no safe point
+    interrupts._on_signal(signal.SIGINT, sys._getframe())
+unsafe()
+assert signal.getitimer(signal.ITIMER_REAL)[0] > 0, "a retry is set"
+try:
+    interrupts._on_signal(signal.SIGINT, None)  # a safe point: the run unwinds
+except KeyboardInterrupt:
+    pass
+print(signal.getitimer(signal.ITIMER_REAL)[0])
+class Slow:  # keeps the interpreter's finalization busy past the retry's moment
+    def __del__(self, time=time):
+        t = time.monotonic()
+        while time.monotonic() - t < 0.1:
+            pass
+keep = Slow()
+sys.exit(130)
+"""
+
+
+def test_unwinding_cancels_a_pending_retry_so_the_exit_status_stays_130() -> None:
+    done = subprocess.run([sys.executable, "-c", SCRIPT], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert (done.returncode, done.stdout.strip()) == (130, "0.0"), done.stderr
