@@ -183,16 +183,21 @@ def assert_views_match_reports(root: Path) -> int:
 # (.skillmake/), so a copy is a complete, independent project.
 
 _templates: dict[str, Path] = {}
+_builders: dict[str, str] = {}  # template name → the build that made it (one name, one build)
 
 
 def template(factory: pytest.TempPathFactory, name: str, build: Callable[[Path], Project]) -> Path:
     """The folder of the project `build(root)` makes (its runs included), built the first time `name` is asked
     for in this test process; give each test its own `copy_of` it, never the folder itself. A name always
     means the same build."""
+    origin = f"{build.__module__}.{build.__qualname__}"
+    if name in _builders and _builders[name] != origin:  # two modules of one worker shared a name, and the second
+        raise AssertionError(f"template {name!r} is built by {_builders[name]}, not {origin}: name it apart")
     if name not in _templates:
         folder = factory.mktemp(name)
         with isolated(folder / "home"):
             _templates[name] = build(folder / "proj").root
+        _builders[name] = origin
     return _templates[name]
 
 

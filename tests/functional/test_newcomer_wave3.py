@@ -33,7 +33,7 @@ SKILL = "---\nname: a\ndescription: shouts\n---\nAnswer in UPPERCASE.\n"
 @pytest.fixture(scope="module")
 def adaptive_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The three-case adaptive project, never run (the template each test copies)."""
-    return template(tmp_path_factory, "adaptive", lambda root: Project.empty(
+    return template(tmp_path_factory, "newcomer-adaptive", lambda root: Project.empty(
         root, {"agent.py": AGENT, "skills/a/SKILL.md": SKILL, "a.eval.yaml": ADAPTIVE_SPEC}))
 
 
