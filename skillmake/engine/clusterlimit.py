@@ -21,17 +21,6 @@ from skillmake.run import ratelimit
 LEASE_POLL_S = 0.5  # a slot's wait is cut in pieces this long, so a pause set meanwhile is seen
 
 
-class _Slot:
-    __slots__ = ("retry_after", "status")
-
-    def __init__(self) -> None:
-        self.status: int | None = None
-        self.retry_after: float | None = None
-
-    def report(self, status: int | None, retry_after: float | None = None) -> None:
-        self.status, self.retry_after = status, retry_after
-
-
 class ClusterLimiter:
     """ratelimit.Limiter over the scheduler of `address`: a Semaphore per (provider, model), a shared pause."""
 
@@ -93,7 +82,7 @@ class ClusterLimiter:
                 semaphore.release()
                 continue
             break
-        handle = _Slot()
+        handle = ratelimit.SlotReport()
         try:
             yield handle
         finally:

@@ -123,7 +123,10 @@ class _Gate:
             self.cond.notify_all()
 
 
-class _LocalSlot:
+class SlotReport:
+    """A Slot as the limiters here make it: what one attempt reports back (its HTTP status, None for no answer, and
+    the retry-after it got), read by the limiter once the attempt is over."""
+
     __slots__ = ("retry_after", "status")
 
     def __init__(self) -> None:
@@ -160,7 +163,7 @@ class LocalLimiter:
     def slot(self, provider: str, model: str, *, deadline: float | None = None) -> Iterator[Slot]:
         gate = self._gate(provider, model)
         epoch = gate.acquire(deadline)
-        handle = _LocalSlot()
+        handle = SlotReport()
         try:
             yield handle
         finally:
