@@ -200,10 +200,15 @@ class Store:
 
     @contextlib.contextmanager
     def key_lock(self, key: str) -> Iterator[None]:
-        """Hold the lock of `key` (a flock'd file under locks/, removed on release) and, with a remote, its lease
-        there (lease.py): a clone on another machine running the same key waits, then reuses the record."""
-        path = self.root / "locks" / f"{hex_of(key)}.lock"
-        with _flock(path):
+        """Hold the lock of `key` and, with a remote, its lease there (lease.py): a clone on another machine running
+        the same key waits, then reuses the record.
+
+        The lock is one of LOCK_STRIPES flock'd files under locks/ (by the key's first two hex digits), made once and
+        kept: a file made and removed per key cost a trial two inode operations, the dearest thing it does on this
+        disk. Two keys of one stripe wait for each other (a few ms at most, rarely: 4 workers, 256 stripes); a
+        thread may hold one stripe twice (nested keys), and holds at most one lock per key, so no two waiters can
+        each hold what the other wants unless a caller nests keys in both orders, which none does."""
+        with _flock(self.root / "locks" / f"{hex_of(key)[:2]}.lock"):
             if self.remote is None:
                 yield
                 return
@@ -343,38 +348,53 @@ def _files(folder: Path) -> list[str]:
         return []
 
 
-# path → [its lock, how many threads hold or wait for it]: an entry goes with its last user, so a run of 30,000
-# trials does not keep 30,000 locks (one per key it ran).
-_thread_locks: dict[str, list[Any]] = {}
-_thread_locks_guard = threading.Lock()
+LOCK_STRIPES = 256  # locks/<2 hex>.lock: every key lock of a store is one of these files
+
+
+class _Stripe:
+    """One lock file of this process: a re-entrant thread lock, and the fd holding its flock while held."""
+
+    __slots__ = ("depth", "fd", "lock")
+
+    def __init__(self) -> None:
+        self.lock = threading.RLock()
+        self.depth = 0
+        self.fd = -1
+
+
+# path → its _Stripe: at most LOCK_STRIPES per store, kept for the process's life.
+_stripes: dict[str, _Stripe] = {}
+_stripes_guard = threading.Lock()
 
 
 @contextlib.contextmanager
 def _flock(path: Path) -> Iterator[None]:
-    """An exclusive lock on `path` that threads of one process and other processes all respect.
-
-    flock belongs to an open file, so each holder opens its own; the file is unlinked by the holder before
-    it unlocks, and a waiter that wakes on an unlinked file tries again on the new one.
-    """
+    """An exclusive lock on `path` that threads of one process and other processes all respect; re-entrant in one
+    thread. flock belongs to an open file: the first hold of a thread opens and locks it, the last closes it."""
     name = str(path)
-    with _thread_locks_guard:
-        entry = _thread_locks.setdefault(name, [threading.Lock(), 0])
-        entry[1] += 1
-    try:
-        with entry[0]:
-            yield from _flock_file(path)
-    finally:
-        with _thread_locks_guard:
-            entry[1] -= 1
-            if entry[1] == 0:
-                del _thread_locks[name]
+    stripe = _stripes.get(name)
+    if stripe is None:
+        with _stripes_guard:
+            stripe = _stripes.setdefault(name, _Stripe())
+    with stripe.lock:
+        if stripe.depth == 0:
+            stripe.fd = _locked_fd(path)
+        stripe.depth += 1
+        try:
+            yield
+        finally:
+            stripe.depth -= 1
+            if stripe.depth == 0:
+                os.close(stripe.fd)
+                stripe.fd = -1
 
 
-def _flock_file(path: Path) -> Iterator[None]:
-    """The file lock of _flock, once this thread holds the path's thread lock."""
+def _locked_fd(path: Path) -> int:
+    """An fd of `path` (made when missing) holding its flock. A file removed meanwhile (a user emptying locks/) is
+    not the lock any more: the holder tries again on the file now at that path."""
     while True:
         try:
-            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
         except FileNotFoundError:
             path.parent.mkdir(parents=True, exist_ok=True)
             continue
@@ -384,19 +404,12 @@ def _flock_file(path: Path) -> Iterator[None]:
                 same = os.stat(path).st_ino == os.fstat(fd).st_ino
             except FileNotFoundError:
                 same = False
-            if not same:
-                os.close(fd)
-                continue
         except BaseException:
             os.close(fd)
             raise
-        try:
-            yield
-        finally:
-            with contextlib.suppress(OSError):
-                os.unlink(path)
-            os.close(fd)
-        return
+        if same:
+            return fd
+        os.close(fd)
 
 
 def named_objects(record: dict[str, Any]) -> list[str]:
