@@ -17,7 +17,7 @@ from typing import Any, TextIO
 from skillmake import STARTED
 from skillmake.core import console, interrupts
 from skillmake.core.console import write_line
-from skillmake.engine import tasks
+from skillmake.engine import cell, tasks
 
 # After this many seconds without finishing, a task gets a line saying it is still running (a real agent
 # takes minutes; without it nothing would be printed until the first trial ends).
@@ -46,6 +46,7 @@ class SkillmakeReporter:
         self.running_counted = 0
         self.t0 = STARTED  # loading specs and planning count too
         self.to_run: set[str] = set()  # trial and grade tasks selected and not up to date: the counter's total
+        self.merged = 0  # of them, merged cells (cell.py): each is two steps, its trial and its grade
         self.done = 0
         self.ran: dict[str, int] = {}
         self.uptodate: dict[str, int] = {}
@@ -64,6 +65,8 @@ class SkillmakeReporter:
         interrupts.arm()  # tasks run from now on: an interrupt unwinds the run so doit saves what finished
         self.to_run = {name for name in _closure(tasks, selected_tasks)
                        if _kind(name) in COUNTED and not _known_uptodate(tasks[name])}
+        # A merged cell (cell.py) is two steps of the counter: its trial and its grade.
+        self.merged = sum(1 for name in self.to_run if cell.merged(tasks[name]))
         LAST_RUN["no_specs"] = not any(name.startswith("validate:") for name in tasks)
         self.ticker = threading.Thread(target=self._tick, name="skillmake-reporter", daemon=True)
         self.ticker.start()
@@ -89,49 +92,71 @@ class SkillmakeReporter:
             return
         with self.lock:
             started = self._finish(task.name, kind)
-            self.ran[kind] = self.ran.get(kind, 0) + 1
             values = getattr(task, "values", None) or {}
-            if kind in COUNTED and values.get("unneeded"):
-                # Adaptive trials: a trial an earlier look made unnecessary is no trial. It leaves the total instead
-                # of taking a step, so the counter never jumps over it.
-                self.to_run.discard(task.name)
-                self._count(kind, values)
-                if self.style.verbose and not self.style.quiet:
-                    why = values.get("why")
-                    self._line(f"{task.name}  not needed" + (f"  ({why})" if why else ""))
-                return
-            if kind in COUNTED:
-                elapsed = time.monotonic() - started if started is not None else 0.0
-                self.done += 1
-                if kind in ("trial", "trigger"):
-                    self.duration_sum += elapsed
-                    self.duration_count += 1
-                self._count(kind, values)
-                if self.style.quiet:
-                    return
-                outcome = str(values.get("outcome", ""))
+            if kind == "trial" and "grade" in values:  # a merged cell (cell.py): its trial's line, then its grade's
+                self._success(task.name, "trial", values["trial"], None)
+                self._success(f"grade:{task.name[6:]}", "grade", values["grade"], None)
+            else:
+                self._success(task.name, kind, values, started)
+            # Said and counted: doit keeps a task's values in its dep db until the run ends (and writes them there);
+            # nothing reads them again, so a long run does not hold every trial's and grade's values.
+            values.clear()
+
+    def _success(self, name: str, kind: str, values: dict[str, Any], started: float | None) -> None:
+        """One finished trial, grade, trigger or other task: counted, and its line. `started`: when its task
+        started; None for half of a merged cell, which says its own seconds."""
+        self.ran[kind] = self.ran.get(kind, 0) + 1
+        if kind in COUNTED and values.get("unneeded"):
+            # Adaptive trials: a trial an earlier look made unnecessary is no trial. It leaves the total instead
+            # of taking a step, so the counter never jumps over it.
+            self.to_run.discard(name)
+            self._count(kind, values)
+            if self.style.verbose and not self.style.quiet:
                 why = values.get("why")
-                self._line(f"{self._progress()} {task.name}  {console.paint(outcome, outcome, self.out)}  "
-                           f"{elapsed:.1f}s" + (f"  ({why})" if why else ""))
-                for passed, text, evidence in values.get("verdicts") or ():  # -v: the judges' reasoning
-                    self._line(f"    {'✓' if passed else '✗'} {text} — {evidence}")
-            elif self.style.verbose:
-                self._line(f"{task.name}  done")
+                self._line(f"{name}  not needed" + (f"  ({why})" if why else ""))
+            return
+        if kind in COUNTED:
+            elapsed = (time.monotonic() - started if started is not None
+                       else float(values.get("seconds") or 0.0))
+            self.done += 1
+            if kind in ("trial", "trigger"):
+                self.duration_sum += elapsed
+                self.duration_count += 1
+            self._count(kind, values)
+            if self.style.quiet:
+                return
+            outcome = str(values.get("outcome", ""))
+            why = values.get("why")
+            self._line(f"{self._progress()} {name}  {console.paint(outcome, outcome, self.out)}  "
+                       f"{elapsed:.1f}s" + (f"  ({why})" if why else ""))
+            for passed, text, evidence in values.get("verdicts") or ():  # -v: the judges' reasoning
+                self._line(f"    {'✓' if passed else '✗'} {text} — {evidence}")
+        elif self.style.verbose:
+            self._line(f"{name}  done")
 
     def add_failure(self, task: Any, exception: Any) -> None:
         with self.lock:
             kind = _kind(task.name)
             self._finish(task.name, kind)
-            if kind == "validate":
-                LAST_RUN["invalid"] = True
-            if kind in COUNTED:
-                self.done += 1
-            message = exception.get_msg() if hasattr(exception, "get_msg") else str(exception)
-            self.failures.append(task.name)
-            head = f"{self._progress()} {task.name}" if kind in COUNTED else task.name
-            failed = console.paint("FAILED", "FAILED", self.err)
-            self._line(f"{head}  {failed}\n{_indent(message.strip())}" if message.strip() else f"{head}  {failed}",
-                       err=True)
+            self._fail(task.name, kind, exception, merged=cell.merged(task))
+
+    def _fail(self, name: str, kind: str | None, exception: Any, *, merged: bool) -> None:
+        """A failed task, said once with its message; a merged cell's failure is its trial's or its grade's."""
+        if merged and isinstance(exception, cell.GradeFailed):  # the trial ran: its line, then the grade's failure
+            self._success(name, "trial", exception.trial, None)
+            name, kind = f"grade:{name[6:]}", "grade"
+        elif merged:  # the trial failed: its grade never starts, and leaves the counter's total
+            self.merged -= 1
+        if kind == "validate":
+            LAST_RUN["invalid"] = True
+        if kind in COUNTED:
+            self.done += 1
+        message = exception.get_msg() if hasattr(exception, "get_msg") else str(exception)
+        self.failures.append(name)
+        head = f"{self._progress()} {name}" if kind in COUNTED else name
+        failed = console.paint("FAILED", "FAILED", self.err)
+        self._line(f"{head}  {failed}\n{_indent(message.strip())}" if message.strip() else f"{head}  {failed}",
+                   err=True)
 
     def skip_uptodate(self, task: Any) -> None:
         kind = _kind(task.name)
@@ -303,7 +328,7 @@ class SkillmakeReporter:
         return started
 
     def _progress(self) -> str:
-        total = max(len(self.to_run), self.done)
+        total = max(len(self.to_run) + self.merged, self.done)
         width = len(str(total))
         running = self.running_counted
         eta = ""

@@ -14,7 +14,7 @@ from doit.exceptions import TaskFailed
 from skillmake.core import fstree, runlock
 from skillmake.core.errors import EXIT_INVALID, EXIT_NO_SPECS, SkillmakeError
 from skillmake.core.paths import cut_links, within
-from skillmake.engine import actions, adaptive, clean, gone, prefetch, scope, select, settled, shard, stale
+from skillmake.engine import actions, adaptive, cell, clean, gone, prefetch, scope, select, settled, shard, stale
 from skillmake.engine.plan import Item, SpecPlan, TriggerItem, plan_spec, settled_plan
 from skillmake.engine.report import STAMP, report_uptodate
 from skillmake.results.checkout import METADATA
@@ -39,6 +39,29 @@ def _trial_task_exists(item: Item, full: bool, chosen: select.Chosen) -> bool:
 
 def _grade_task_exists(item: Item, full: bool, chosen: select.Chosen) -> bool:
     return chosen.has(item) and (full or chosen.resample or not (item.trial_cached and item.grade_cached))
+
+
+def _merges() -> bool:
+    """Whether this run makes one task of a stale cell's trial and grade (cell.py): a run that names no task or
+    group and lists nothing. `doit trial` runs trials only, `doit grade:x` names a grade, `list` shows both."""
+    argv = COMMAND or sys.argv[1:]
+    return not full_graph() and scope.runs(argv) and not scope.targets(argv)
+
+
+def _merged(merges: bool, project: Project, plan: SpecPlan, item: Item, chosen: select.Chosen) -> bool:
+    """Whether a cell's trial and grade are one task in this run: its trial runs (so its grade does too), no
+    adaptive look waits on its grade, and no batch answers its judges (batching.py: the batch sits between the
+    run's trials and its grades)."""
+    return (merges and plan.spec.adaptive is None and chosen.has(item)
+            and (chosen.resample or not item.trial_cached) and not _batched(project, item))
+
+
+def _grade_task_name(merges: bool, project: Project, plan: SpecPlan, item: Item, full: bool,
+                     chosen: select.Chosen) -> str | None:
+    """The task that grades a cell in this run: `grade:<cell>`, its merged `trial:<cell>`, or None (no task)."""
+    if not _grade_task_exists(item, full, chosen):
+        return None
+    return f"{'trial' if _merged(merges, project, plan, item, chosen) else 'grade'}:{item.name}"
 
 
 @functools.lru_cache(maxsize=8)
@@ -211,6 +234,7 @@ def trial_tasks(root: str) -> Iterator[dict[str, Any]]:
             raise SystemExit(3)
     yield {"basename": "trial", "name": None, "doc": "run stale trials (case × arm × k) in isolated workspaces"}
     full = full_graph()
+    merges = _merges()
     for plan in plans_at(root):
         if plan.settled:  # up to date, and a plain run: no task for any of its trials
             COLLAPSED["trial"] += plan.cells
@@ -223,8 +247,11 @@ def trial_tasks(root: str) -> Iterator[dict[str, Any]]:
             uptodate = stale.uptodate(stale.trial(project, item, resample=resample))
             # trials: {min, max, decide}: a trial waits for its cell's grades before its last look (adaptive.py)
             waits = adaptive.waits(plan, item, exists=lambda i: _grade_task_exists(i, full, chosen))
+            one = _merged(merges, project, plan, item, chosen)  # the trial and its grade as one task (cell.py)
             yield {"basename": "trial", "name": item.name,
-                   "actions": [(actions.run_trial, [project, item], _kwargs(resample=resample))],
+                   "actions": [(cell.run_cell if one else actions.run_trial, [project, item],
+                                _kwargs(resample=resample))],
+                   **({"meta": cell.META} if one else {}),
                    "file_dep": _file_deps(project, item) if _shows_file_deps(uptodate[0] is True) else [],
                    "uptodate": uptodate, **({"task_dep": waits} if waits else {}),
                    **(_trial_clean(project, item) if full else {}), "io": _NO_CAPTURE, "verbosity": 0,
@@ -256,6 +283,7 @@ def grade_tasks(root: str) -> Iterator[dict[str, Any]]:
     chosen = chosen_at(root)
     yield {"basename": "grade", "name": None, "doc": "run checks and judges over each trial's outputs"}
     full = full_graph()
+    merges = _merges()
     for plan in plans_at(root):
         if plan.settled:
             COLLAPSED["grade"] += plan.cells
@@ -263,6 +291,8 @@ def grade_tasks(root: str) -> Iterator[dict[str, Any]]:
         for item in plan.items:
             if not _grade_task_exists(item, full, chosen):
                 COLLAPSED["grade"] += chosen.has(item)
+                continue
+            if _merged(merges, project, plan, item, chosen):  # its trial task grades it too
                 continue
             resample = chosen.resample and chosen.has(item)
             waits = adaptive.waits(plan, item, exists=lambda i: _grade_task_exists(i, full, chosen))
@@ -313,6 +343,7 @@ def report_tasks(root: str) -> Iterator[dict[str, Any]]:
     chosen = chosen_at(root)
     full = full_graph()
     yield {"basename": "report", "name": None, "doc": "aggregate grades into reports; fail below thresholds"}
+    merges = _merges()
     plans_at(root)
     for name, message in sorted(UNPLANNED.get(root, {}).items()):
         # Last of all (doit stops at a failed task unless -c): every other spec runs and is reported first.
@@ -328,7 +359,7 @@ def report_tasks(root: str) -> Iterator[dict[str, Any]]:
                                                              if chosen.has_trigger(t)])
         yield {"basename": "report", "name": spec.name, "actions": [(actions.run_report, [project, plan, selected])],
                "task_dep": [] if plan.settled else
-               [f"grade:{i.name}" for i in plan.items if _grade_task_exists(i, full, chosen)]
+               [dep for i in plan.items if (dep := _grade_task_name(merges, project, plan, i, full, chosen))]
                + [f"trigger:{t.name}" for t in plan.triggers if _trigger_task_exists(t, full, chosen)],
                # A resampled record keeps its key: only checking the views out again shows the fresh one.
                "uptodate": stale.uptodate(stale.report(report_uptodate(project, plan), resample=chosen.resample,
