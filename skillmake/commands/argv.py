@@ -181,7 +181,7 @@ def parse(argv: Sequence[str], *, doit_commands: Callable[[], Mapping[str, tuple
         if fmt not in ("text", "json"):
             raise UsageError(f"--format must be text or json, not {fmt!r}", hint=_usage("explain"))
         return Invocation(command="explain", targets=tuple(positional), format=str(fmt),
-                          **_run_fields(values), **base)
+                          **_run_fields(values, command="explain"), **base)
     commands = doit_commands()
     if word is not None and word in commands and word != "run":
         values, positional = parse_options(rest[1:], commands[word], command=word)
@@ -228,18 +228,19 @@ def _check_task_word(word: str | None, commands: Mapping[str, Any]) -> None:
                      hint="`skillmake help` lists the commands; `skillmake list --all` lists the tasks")
 
 
-def _run_fields(values: dict[str, Any]) -> dict[str, Any]:
+def _run_fields(values: dict[str, Any], *, command: str = "run") -> dict[str, Any]:
+    """The run options both a run and `explain` take, checked; a bad one is a UsageError with `command`'s usage."""
     overrides = {o.dest: str(values[o.dest]) for o in OVERRIDES if o.dest in values and o.kind != "flag"}
     for name in _POSITIVE_INT:
         text = values.get(name)
         if text is not None and not (str(text).isdigit() and int(str(text)) > 0):
             shown = values.get(f"{name}_as") or f"--{name}"
-            raise UsageError(f"{shown} needs a whole number above 0, not {text!r}", hint=_usage("run"))
+            raise UsageError(f"{shown} needs a whole number above 0, not {text!r}", hint=_usage(command))
     judge = values.get("caliper_judge")
     if judge is not None:
         mode = str(judge).strip()
         if not mode:
-            raise UsageError("--judge needs autorater, script, autorater-sdk or a judge model", hint=_usage("run"))
+            raise UsageError("--judge needs autorater, script, autorater-sdk or a judge model", hint=_usage(command))
         # Anything but a mode is a model (caliper's judge.model); --judge-model / --judge-provider, when given
         # too, say it more precisely and win.
         for name, value in JUDGE_MODES.get(mode, {"judge_model": mode}).items():
@@ -251,7 +252,7 @@ def _run_fields(values: dict[str, Any]) -> dict[str, Any]:
             ok = False
         if not ok:
             raise UsageError(f"--timeout needs a number of seconds above 0, not {overrides['timeout']!r}",
-                             hint=_usage("run"))
+                             hint=_usage(command))
     jobs = int(str(values["jobs"])) if values.get("jobs") is not None else None
     if jobs is not None:
         overrides["jobs"] = str(jobs)
@@ -263,7 +264,7 @@ def _run_fields(values: dict[str, Any]) -> dict[str, Any]:
         if given is not None:
             if given not in allowed:
                 raise UsageError(f"--{name.replace('_', '-')} must be {', '.join(allowed[:-1])} or {allowed[-1]}, "
-                                 f"not {given!r}", hint=_usage("run"))
+                                 f"not {given!r}", hint=_usage(command))
             clauditor[name] = given
     if values.get("sync_tasks"):
         clauditor["sync_tasks"] = True

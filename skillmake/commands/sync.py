@@ -17,7 +17,7 @@ from typing import Any
 import orjson
 
 from skillmake.core.console import write_line
-from skillmake.core.errors import EXIT_FAILED, EXIT_OK, UsageError
+from skillmake.core.errors import EXIT_FAILED, EXIT_NO_SPECS, EXIT_OK, UsageError
 from skillmake.run.project import Project
 from skillmake.store.objects import GRADE_SCHEMA, TRIAL_SCHEMA, Store
 from skillmake.store.remote import Remote, remote_of
@@ -33,15 +33,21 @@ class _Parser(argparse.ArgumentParser):
 def push_main(args: Sequence[str]) -> int:
     parser = _Parser(prog="skillmake push", allow_abbrev=False,
                      description="Send every result in the local store that the remote store lacks (objects "
-                                 "first, then each entry). Exit 0; 1 the remote could not be reached (the rest stay "
-                                 "local); 3 with no remote set.")
+                                 "first, then each entry); the specs need not be there. Exit 0; 1 the remote "
+                                 "could not be reached (the rest stay local); 3 with no remote set; 5 when the "
+                                 "local store holds no result to send.")
     parser.parse_args(list(args))
-    project, remote = _open()
-    remote.drain(project.store)  # what runs left in the outbox (killed mid-upload, or the remote was down)
-    records = list(_local_records(project))
+    store, remote = _local_store()
+    remote.drain(store)  # what runs left in the outbox (killed mid-upload, or the remote was down)
+    records = list(_local_records(store))
+    if not records:  # the wrong folder, or nothing has run here: not "pushed 0 of 0", as `report` says it
+        write_line(sys.stderr, f"skillmake: push: nothing to push: no result is stored in {store.root} (no run has "
+                               "stored one here)\n  hint: run `skillmake` first, or push another project with "
+                               "`skillmake --root DIR push`")
+        return EXIT_NO_SPECS
     sent = 0
     for i in range(0, len(records), BATCH):
-        sent += remote.push(records[i:i + BATCH], project.store, skip_present=True)
+        sent += remote.push(records[i:i + BATCH], store, skip_present=True)
         _progress("push", min(i + BATCH, len(records)), len(records))
     _say_notes(remote)
     if remote.down:  # not "the rest were there already": they were not sent, and the job must say so
@@ -101,10 +107,27 @@ def _progress(what: str, done: int, total: int) -> None:
 
 
 def _open() -> tuple[Project, Remote]:
+    """The project (its specs: pull fetches what they name) and its remote."""
     from skillmake.commands.specs import project_root
 
     project = Project.open(project_root())
-    remote = remote_of(project.store)
+    return project, _remote_or_refuse(remote_of(project.store))
+
+
+def _local_store() -> tuple[Store, Remote]:
+    """The project's store and its remote, from its configuration alone: push sends what is stored, whatever the
+    specs are now (deleted, renamed, or never there: a store copied from another machine)."""
+    from skillmake.commands.specs import project_root
+    from skillmake.spec.config import load_config
+    from skillmake.store.remote import open_remote
+
+    config = load_config(project_root())  # a broken configuration is its errors and their exit code
+    store = Store(config.content_store)
+    store.remote = open_remote(config.remote)
+    return store, _remote_or_refuse(remote_of(store))
+
+
+def _remote_or_refuse(remote: Remote | None) -> Remote:
     if remote is None:
         offline = os.environ.get("SKILLMAKE_OFFLINE", "") not in ("", "0")
         if offline:  # the remote may well be set: offline is what hides it
@@ -112,12 +135,12 @@ def _open() -> tuple[Project, Remote]:
                              hint="push and pull talk to the remote: drop --offline (or unset SKILLMAKE_OFFLINE)")
         raise UsageError("no remote store", hint="say where: remote = \"s3://bucket/prefix\" in the config, "
                                                   "SKILLMAKE_REMOTE, or --remote URL")
-    return project, remote
+    return remote
 
 
-def _local_records(project: Project) -> Any:
+def _local_records(store: Store) -> Any:
     """Every action entry of the local store, oldest folder first (unreadable ones skipped: a run re-makes them)."""
-    actions = project.store.actions
+    actions = store.actions
     for sub in sorted(os.listdir(actions)) if actions.is_dir() else []:
         folder = actions / sub
         for name in sorted(os.listdir(folder)) if folder.is_dir() else []:

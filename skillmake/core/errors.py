@@ -12,7 +12,7 @@ EXIT_FAILED = 1  # a threshold or a required case failed, or a task failed
 EXIT_INVALID = 2  # a spec or fixture is invalid (validate found errors)
 EXIT_USAGE = 3  # bad command line
 EXIT_INTERNAL = 4  # an unexpected error inside skillmake (a bug: please report it)
-EXIT_NO_SPECS = 5  # no spec found, or the selection matches no cell (pytest's "no tests collected")
+EXIT_NO_SPECS = 5  # nothing to run: no spec, a selection of no cell, no result to report or push
 EXIT_CAPPED = 6  # the spending cap stopped the run before every selected trial ran (budget.py)
 
 
@@ -42,7 +42,8 @@ EXIT_CODES: tuple[ExitCode, ...] = (
     ExitCode(code=EXIT_NO_SPECS, name="nothing to run", under_doit="5",
              meaning="no `*.eval.yaml`, `*.eval.yml` or `*.eval.json` under the project root, or the selection "
                      "(`-k`, `--tag`, a task glob such as `'trial:nosuch/*'`) matches no cell (pytest's \"no tests "
-                     "collected\"), or `skillmake report` finds no results to show yet"),
+                     "collected\"), or `skillmake report` finds no results to show yet, or `skillmake push` no "
+                     "stored result to send"),
     ExitCode(code=EXIT_CAPPED, name="spending cap", under_doit="1",
              meaning="the spending cap (`--max-cost`, `max_cost`) stopped the run: a trial would have taken what "
                      "the run spent past it, so it and every later one did not start (the closing line lists them, "

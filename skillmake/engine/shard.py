@@ -27,7 +27,6 @@ if TYPE_CHECKING:
 
 SHARD_VAR = "SKILLMAKE_SHARD"
 _FORM = re.compile(r"\s*(\d+)\s*/\s*(\d+)\s*")
-_HINT = "--shard I/N takes this job's number I (1 to N) and the number of jobs N, e.g. --shard 2/4"
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,24 +46,35 @@ class ShardError(UsageError):
     """A `--shard` value that is not I/N with 1 ≤ I ≤ N (exit 3)."""
 
 
-def parse(text: str) -> Shard:
-    """`2/4` → Shard(2, 4); ShardError for anything else, saying what is wrong and what is meant."""
+def parse(text: str, *, given: str = "--shard") -> Shard:
+    """`2/4` → Shard(2, 4); ShardError for anything else, saying what is wrong and what is meant. `given` names
+    what the user set: the option, or $SKILLMAKE_SHARD (a CI job that exports it never typed --shard)."""
+    flag = given.startswith("-")
+    shown, usage = (f"{given} {text!r}", f"{given} I/N") if flag else (f"{given}={text!r}", f"{given}=I/N")
     m = _FORM.fullmatch(text)
     if m is None:
-        raise ShardError(f"--shard {text!r} is not I/N", hint=_HINT)
+        raise ShardError(f"{shown} is not I/N", hint=_hint(usage, given, flag))
     index, count = int(m.group(1)), int(m.group(2))
     if count < 1:
-        raise ShardError(f"--shard {text!r}: N (the number of jobs) must be 1 or more", hint=_HINT)
+        raise ShardError(f"{shown}: N (the number of jobs) must be 1 or more", hint=_hint(usage, given, flag))
     if not 1 <= index <= count:
-        raise ShardError(f"--shard {text!r}: I must be 1 to {count} (shards count from 1)",
-                         hint=f"a matrix of {count} jobs runs --shard 1/{count} … --shard {count}/{count}")
+        runs = (f"{given} 1/{count} … {given} {count}/{count}" if flag else
+                f"{given}=1/{count} … {given}={count}/{count} (or unset {given})")
+        raise ShardError(f"{shown}: I must be 1 to {count} (shards count from 1)",
+                         hint=f"a matrix of {count} jobs runs {runs}")
     return Shard(index, count)
 
 
+def _hint(usage: str, given: str, flag: bool) -> str:
+    example = f"{given} 2/4" if flag else f"{given}=2/4 (or unset {given})"
+    return f"{usage} takes this job's number I (1 to N) and the number of jobs N, e.g. {example}"
+
+
 def current() -> Shard | None:
-    """This run's shard ($SKILLMAKE_SHARD, which `--shard` sets), or None; ShardError for a bad value."""
+    """This run's shard ($SKILLMAKE_SHARD, which `--shard` sets), or None; ShardError for a bad value. A bad value
+    here is the environment's: the front end checked --shard before setting it."""
     text = os.environ.get(SHARD_VAR, "").strip()
-    return parse(text) if text else None
+    return parse(text, given=SHARD_VAR) if text else None
 
 
 def narrow(chosen: Chosen, plans: Sequence[SpecPlan], shard: Shard | None) -> Chosen:

@@ -82,3 +82,15 @@ def test_narrow_gives_each_shard_its_cells_and_trigger_trials_and_keeps_the_sele
     picked = Chosen(names=frozenset({plan.items[0].name, plan.items[1].name}), resample=True)
     narrowed = shard.narrow(picked, [plan], Shard(1, 1))
     assert narrowed.names == picked.names and narrowed.resample  # a shard of 1 is the selection as it was
+
+
+@pytest.mark.parametrize(("value", "says"), [("9/4", "SKILLMAKE_SHARD='9/4': I must be 1 to 4"),
+                                             ("two", "SKILLMAKE_SHARD='two' is not I/N")])
+def test_a_bad_environment_value_names_the_variable(monkeypatch: pytest.MonkeyPatch, value: str, says: str) -> None:
+    """A CI job that exports SKILLMAKE_SHARD typed no --shard: the error and its fix name the variable."""
+    monkeypatch.setenv(shard.SHARD_VAR, value)
+    with pytest.raises(ShardError) as caught:
+        shard.current()
+    text = caught.value.render()
+    assert says in text and "--shard" not in text, text
+    assert "SKILLMAKE_SHARD=" in (caught.value.hint or ""), text

@@ -1,0 +1,77 @@
+"""Loose ends a newcomer saw through the real `skillmake` front end, where the header, the files and the exit code
+did not agree with what happened (the team's notes of the last stop) — each test is the repro of one finding."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from .project import Project, copy_of, one_case, template
+
+ONE_RUN = "newcomer4-one-run"
+
+
+@pytest.fixture(scope="module")
+def ran_once(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The one-case project after one run (its trial and grade stored): the template each test copies."""
+    def build(root: Path) -> Project:
+        project = one_case(root)
+        assert project.run("-q").code == 0
+        return project
+    return template(tmp_path_factory, ONE_RUN, build)
+
+
+# -- push: what is stored, not what the specs say ---------------------------------------------------------------------
+
+def test_push_sends_what_is_stored_when_the_specs_are_gone(ran_once: Path, tmp_path: Path) -> None:
+    """`skillmake push` in a project whose spec was deleted said "no specs found" and exited 5, with two results
+    stored that the remote lacked: push reads the store, not the specs."""
+    project = copy_of(ran_once, tmp_path / "proj")
+    (project.root / "a.eval.yaml").unlink()
+    bucket = (tmp_path / "bucket").as_uri()
+    push = project.run("push", "--remote", bucket, check_views=False)
+    assert push.code == 0, push.out + push.err
+    assert "pushed 2 of 2 results" in push.out, push.out  # its trial and its grade
+
+
+def test_push_with_nothing_stored_says_nothing_to_push_not_no_specs(tmp_path: Path) -> None:
+    """In a folder where nothing ran, push said "no specs found … write a <skill>.eval.yaml": nothing is stored
+    to push (the wrong folder, or no run yet), exit 5 as `report` with no results; no remote is still exit 3."""
+    project = Project.empty(tmp_path / "empty", {"notes.txt": "not a project\n"})
+    push = project.run("push", "--remote", (tmp_path / "bucket").as_uri(), check_views=False)
+    assert push.code == 5, push.out + push.err
+    assert "nothing to push" in push.err and "no specs found" not in push.err, push.err
+    assert not (project.root / ".skillmake").exists()  # it creates nothing where there is nothing
+    unset = project.run("push", env={"SKILLMAKE_REMOTE": ""}, check_views=False)
+    assert unset.code == 3 and "no remote store" in unset.err, unset.err
+    fresh = one_case(tmp_path / "fresh")  # specs, but no run yet: nothing stored either
+    assert fresh.run("push", "--remote", (tmp_path / "bucket").as_uri(), check_views=False).code == 5
+
+
+# -- a shard set in the environment -----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("command", [[], ["explain"]])
+def test_a_bad_skillmake_shard_names_the_variable_not_the_option(tmp_path: Path, command: list[str]) -> None:
+    """`SKILLMAKE_SHARD=9/4 skillmake` said "--shard '9/4': I must be 1 to 4" and told the user to run `--shard
+    1/4 …`: they typed no --shard. The error names what they set, and the fix is in its terms."""
+    project = one_case(tmp_path / "proj")
+    run = project.run(*command, env={"SKILLMAKE_SHARD": "9/4"}, check_views=False)
+    assert run.code == 3, run.out + run.err
+    assert "SKILLMAKE_SHARD='9/4': I must be 1 to 4" in run.err, run.err
+    assert "--shard" not in run.err, run.err
+    assert "Traceback" not in run.err
+
+
+# -- explain's own usage ----------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("args", [["--max-connections", "0"], ["--trials", "x"], ["--timeout", "-1"]])
+def test_a_bad_value_of_explain_prints_explains_usage(tmp_path: Path, args: list[str]) -> None:
+    """`skillmake explain --max-connections 0` printed the run's usage line (`usage: skillmake [OPTIONS] [TASK…]`),
+    sending the user to `skillmake --help` for a command they did not run."""
+    project = one_case(tmp_path / "proj")
+    run = project.run("explain", *args, check_views=False)
+    assert run.code == 3, run.out + run.err
+    assert "usage: skillmake explain [OPTIONS]" in run.err, run.err
+    assert not re.search(r"usage: skillmake \[OPTIONS\]", run.err), run.err
