@@ -3,16 +3,17 @@ provider as one batch, after the run's trials and before its grades (run/batch.p
 
 from __future__ import annotations
 
+import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from doit.exceptions import TaskFailed
 
 from skillmake.core import interrupts
 from skillmake.core.console import write_line
-from skillmake.engine import tasks
-from skillmake.engine.plan import Item
+from skillmake.engine import select, tasks
+from skillmake.engine.plan import Item, SpecPlan
 from skillmake.run import batch, process
 from skillmake.run import grade as grading
 from skillmake.run.project import Project
@@ -40,6 +41,7 @@ def batch_tasks(root: str) -> Iterator[dict[str, Any]]:
                 if tasks._trial_task_exists(item, full, chosen):
                     trials.append(f"trial:{item.name}")
     if not items:
+        _say_nothing_to_batch(project, tasks.plans_at(root), chosen)
         return
     resample = {item.name for item in items if chosen.resample and chosen.has(item)}
     # A named subtask: doit takes a generator's `name: None` dict for the group's doc, not a task that runs.
@@ -48,6 +50,23 @@ def batch_tasks(root: str) -> Iterator[dict[str, Any]]:
            "doc": "send the judge requests of every stale grade as one provider batch (half price) and wait for it",
            "actions": [(run_batch, [project, tuple(items)], {"resampled": frozenset(resample)})],
            "task_dep": trials, "uptodate": [False], "io": {"capture": False}, "verbosity": 2}
+
+
+def _say_nothing_to_batch(project: Project, plans: Iterable[SpecPlan], chosen: select.Chosen) -> None:
+    """--batch (or $SKILLMAKE_BATCH) asked for a batch, yet no selected case has a judge with a batch API: one note,
+    not an error (the run is what it would be without it). A spec's or the config's judge.batch says nothing: it
+    asks only where a judge can be batched."""
+    if os.environ.get(batch.ENV, "").strip().lower() in ("", "0", "false", "no", "off"):
+        return
+    config = project.config.judge if project.config else None
+    for plan in plans:
+        cases = plan.spec.cases if chosen.names is None else {i.case.id: i.case for i in plan.items
+                                                               if chosen.has(i)}.values()
+        if any(batch.batched(plan.spec, case, config) for case in cases):
+            return  # something is batched: nothing stale to ask now, or a batch it will ask for
+    write_line(sys.stderr, f"skillmake: note: --batch ({batch.ENV}): no selected case has a judge with a batch API "
+                           f"({', '.join(batch.BATCHABLE)}), so nothing is batched; checks and the CLI judges "
+                           "(claude-code, codex) are judged as they would be without it")
 
 
 def run_batch(project: Project, items: tuple[Item, ...], *, resampled: frozenset[str] = frozenset()

@@ -75,3 +75,33 @@ def test_a_bad_value_of_explain_prints_explains_usage(tmp_path: Path, args: list
     assert run.code == 3, run.out + run.err
     assert "usage: skillmake explain [OPTIONS]" in run.err, run.err
     assert not re.search(r"usage: skillmake \[OPTIONS\]", run.err), run.err
+
+
+# -- --batch with nothing it can batch --------------------------------------------------------------------------------
+
+JUDGED = """\
+skill: skills/a
+agent: {kind: command, command: [python3, agent.py]}
+judge: {provider: anthropic, model: claude-sonnet-4-6}
+cases:
+  - id: one
+    prompt: say one
+    rubric: Is it loud?
+"""
+
+
+def test_batch_with_no_judge_it_can_batch_says_so_once(ran_once: Path, tmp_path: Path) -> None:
+    """`skillmake --batch` on specs whose cases have only checks ran as if the flag were not there and said
+    nothing: the user expected half-price judging. One note (not an error: the run's own exit code)."""
+    stored = copy_of(ran_once, tmp_path / "stored").run("--batch")  # nothing stale: still nothing it could batch
+    assert stored.code == 0, stored.out + stored.err
+    assert stored.err.count("nothing is batched") == 1, stored.err
+    fresh = one_case(tmp_path / "fresh")
+    run = fresh.run("--batch")
+    assert run.code == 0 and run.agent_calls == 1, run.out + run.err
+    assert run.err.count("nothing is batched") == 1 and "--batch" in run.err, run.err
+    assert "nothing is batched" not in fresh.run().err  # without --batch: no note
+    judged = one_case(tmp_path / "judged", **{"a.eval.yaml": JUDGED})
+    listed = judged.run("--batch", "list", check_views=False)  # a judge it can batch: no note
+    assert listed.code == 0, listed.out + listed.err
+    assert "nothing is batched" not in listed.err, listed.err
