@@ -6,6 +6,12 @@ test's project, its skill folders or tests/data. Then nothing writes the package
 source again, about 0.2 s of CPU each, thousands of times per suite. compileall writes them into skillmake's
 __pycache__ folders (git-ignored) once, skipping those already current. Python checks each .pyc against its source's
 mtime and size, so a module edited during the run is compiled again in memory, never run stale.
+
+The test modules themselves: pytest rewrites every `assert` of every test module as it imports it, about 70% of
+collecting the suite (~12 CPU-s in each xdist worker), and caches the result in tests' __pycache__ folders only when
+the process may write bytecode. A worker starts with PYTHONDONTWRITEBYTECODE=1 (inherited), so tests/conftest.py
+allows writing while pytest collects and forbids it again before the first test runs: a later run (the same
+checkout, another worker) reads the rewritten modules back, checked against each source's mtime and size as above.
 """
 
 from __future__ import annotations

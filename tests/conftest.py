@@ -5,6 +5,7 @@ from __future__ import annotations
 import ipaddress
 import os
 import socket
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -13,6 +14,7 @@ import pytest
 
 from tests.balance import pytest_collection_modifyitems  # noqa: F401  (the workers take the heaviest files first)
 from tests.bytecode import compile_package
+from tests.cputime import register as register_cpu_per_file
 from tests.fakeapi.fixtures import fake_api  # noqa: F401
 
 REPO = Path(__file__).resolve().parent.parent
@@ -80,10 +82,16 @@ def write(path: Path, text: str) -> Path:
     return path
 
 
-os.environ.setdefault("PYTHONDONTWRITEBYTECODE", "1")
+os.environ.setdefault("PYTHONDONTWRITEBYTECODE", "1")  # the tests' children; this process: just below
+sys.dont_write_bytecode = False  # while collecting, pytest caches the rewritten test modules (tests/bytecode.py)
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    sys.dont_write_bytecode = True  # no test leaves bytecode in its project, a skill folder or tests/data
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    register_cpu_per_file(config)  # CPU seconds per test file, when SKILLMAKE_TEST_CPU names a folder
     if not hasattr(config, "workerinput"):  # once, in the process that starts the workers
         compile_package()  # the children the tests start read it (tests/bytecode.py says why)
 
