@@ -12,7 +12,21 @@ from skillmake.results.adaptive import label
 from skillmake.view import artifacts, data, transcript
 from skillmake.view.feedback import Feedback
 from skillmake.view.feedback import run_id as feedback_id
-from skillmake.view.html import Links, Rendered, badge, crumbs, duration, e, money, num, page, rate, tokens
+from skillmake.view.html import (
+    NOT_SELECTED,
+    Links,
+    Rendered,
+    badge,
+    crumbs,
+    duration,
+    e,
+    missing_word,
+    money,
+    num,
+    page,
+    row_rate,
+    tokens,
+)
 
 Report = Mapping[str, Any]
 _MARKDOWNISH = re.compile(r"^(#{1,6} |[-*] |\d+\. |```)|\*\*|\]\(", re.MULTILINE)
@@ -181,10 +195,17 @@ def _card(source: data.Source, links: Links, d: CaseData, arm: str, k: int, stag
     trials = int(d.report["spec"]["trials"])
     rid = feedback_id(d.eval_id, arm, k, trials=trials)
     state = view.outcome if view is not None else "missing"
-    head = f'<h3>{e(arm)} · trial {k} {badge(state)}</h3>'
+    row = next((r for r in d.report["rows"] if r["case"] == d.case and r["arm"] == arm), None)
+    if state == "missing" and missing_word(row) == NOT_SELECTED:  # the selection left it out: not run, not lost
+        head = f'<h3>{e(arm)} · trial {k} <span class="badge missing">not run</span></h3>'
+        why = ("not run: the last run's selection (-k, --tag, --spec) left this cell out; <code>skillmake</code> "
+               "without it runs it")
+    else:
+        head = f'<h3>{e(arm)} · trial {k} {badge(state)}</h3>'
+        why = "no record yet: run <code>skillmake</code>"
     if view is None or view.record is None:
         return (f'<article class="card {e(state)}" id="t-{e(arm)}-{k}" data-arm="{e(arm)}">{head}'
-                f'<p class="mute">no record yet: run <code>skillmake</code></p>'
+                f'<p class="mute">{why}</p>'
                 f"{_feedback_form(links, d, rid, served, token)}</article>")
     record = view.record
     error = f'<p class="note">{e(record["error"])}</p>' if record.get("error") else ""
@@ -212,9 +233,7 @@ def render(source: data.Source, d: CaseData, *, served: bool, token: str | None 
     nav.append(f'<a rel="next" href="{e(d.next_case)}.html">{e(d.next_case)} → (<kbd>j</kbd>)</a>'
                if d.next_case else "<span></span>")
     inputs = "".join(_file_preview(source, links, name, digest, open_=False) for name, digest in sorted(staged.items()))
-    heads = "".join(f'<div class="armhead" data-arm="{e(a)}"><b>{e(a)}</b> '
-                    + (rate(rows[a]["passed"], rows[a]["n"], rows[a]["pass_rate"], rows[a].get("pass_rate_ci"))
-                       if a in rows else "")
+    heads = "".join(f'<div class="armhead" data-arm="{e(a)}"><b>{e(a)}</b> ' + (row_rate(rows[a]) if a in rows else "")
                     + "</div>" for a in arms)
     # Adaptive trials: an arm's cards stop where its sequence decided; the trials after were never needed.
     limit = {a: int(rows[a]["expected"]) if a in rows and rows[a].get("adaptive") else int(spec["trials"])

@@ -114,6 +114,28 @@ def rate(passed: int, n: int, value: float | None, ci: Mapping[str, float] | Non
     return f'<span class="bar" data-v="{width}"><i class="w{width // 5 * 5}"></i></span>{passed}/{n}{interval}'
 
 
+NOT_SELECTED = "not run (not selected)"  # the terminal's words (results/summary.py) for a cell a selection left out
+
+
+def not_selected(row: Mapping[str, Any] | None) -> bool:
+    """Whether the last run's selection (-k, --tag, --spec) left this row's cell out and nothing is stored for it:
+    not run, not failed — no 0/0."""
+    return bool(row and row.get("not_selected") and not row["n"])
+
+
+def row_rate(row: Mapping[str, Any]) -> str:
+    """A report row's passed/n with its bar, or "not run (not selected)" for a cell the selection left out."""
+    if not_selected(row):
+        return (f'<span class="mute" title="the last run\'s selection (-k, --tag, --spec) left this cell out, and no '
+                f'result of it is stored">{NOT_SELECTED}</span>')
+    return rate(row["passed"], row["n"], row["pass_rate"], row.get("pass_rate_ci"))
+
+
+def missing_word(row: Mapping[str, Any] | None) -> str:
+    """What a trial with no record is: left out by the last run's selection, or missing."""
+    return NOT_SELECTED if row and row.get("not_selected") else "missing"
+
+
 def table(head: Sequence[str], rows: Sequence[str], *, cls: str = "") -> str:
     ths = "".join(f"<th>{h}</th>" for h in head)
     return f'<table class="{cls}"><thead><tr>{ths}</tr></thead><tbody>{"".join(rows)}</tbody></table>'

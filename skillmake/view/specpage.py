@@ -22,11 +22,14 @@ from skillmake.view.html import (
     duration,
     e,
     json_block,
+    missing_word,
     money,
+    not_selected,
     num,
     outcome,
     page,
     rate,
+    row_rate,
     table,
     tokens,
 )
@@ -132,12 +135,13 @@ def _grid(links: Links, d: SpecData) -> str:
             block = row.get("adaptive") if row else None
             if block and row:  # adaptive trials: the trials after the deciding look were never run, nor needed
                 seen = seen[:int(row["expected"])]
-            if (block["decision"] != "pass" if block else any(o != "pass" for o in seen)) or (
-                    row is not None and row["n"] < row["expected"]):
-                failed.append(arm)
-            marks = "".join(outcome(o, href=f"{href}#t-{arm}-{k}", title=f"{arm} trial {k}: {o}")
+            if not not_selected(row) and ((block["decision"] != "pass" if block else any(o != "pass" for o in seen))
+                                           or (row is not None and row["n"] < row["expected"])):
+                failed.append(arm)  # a cell the selection left out is not run, not failed (as the terminal says)
+            marks = "".join(outcome(o, href=f"{href}#t-{arm}-{k}",
+                                    title=f"{arm} trial {k}: {missing_word(row) if o == 'missing' else o}")
                             for k, o in enumerate(seen))
-            shown = rate(row["passed"], row["n"], row["pass_rate"], row.get("pass_rate_ci")) if row else "—"
+            shown = row_rate(row) if row else "—"
             shown += decided(block)
             cells.append(f'<td data-arm="{e(arm)}" class="cell">{shown}<br>{marks}</td>')
         required = '<span class="tag">required</span>' if rows_by.get((case, arms[0]), {}).get("required") else ""

@@ -4,6 +4,7 @@ did not agree with what happened (the team's notes of the last stop) — each te
 from __future__ import annotations
 
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -105,3 +106,47 @@ def test_batch_with_no_judge_it_can_batch_says_so_once(ran_once: Path, tmp_path:
     listed = judged.run("--batch", "list", check_views=False)  # a judge it can batch: no note
     assert listed.code == 0, listed.out + listed.err
     assert "nothing is batched" not in listed.err, listed.err
+
+
+# -- the viewer after a selected run ----------------------------------------------------------------------------------
+
+TWO_CASES = """\
+skill: skills/a
+agent: {kind: command, command: [python3, agent.py]}
+cases:
+  - id: one
+    prompt: say one
+    checks: [{type: contains, needle: ONE}]
+  - id: two
+    prompt: say two
+    checks: [{type: contains, needle: TWO}]
+"""
+
+
+def _pages(project: Project, folder: Path) -> tuple[str, str]:
+    """(the spec's page, case two's page) of `skillmake view --export`."""
+    shutil.rmtree(folder, ignore_errors=True)
+    export = project.run("view", "--export", str(folder), check_views=False)
+    assert export.code == 0, export.out + export.err
+    return ((folder / "specs/a/index.html").read_text(), (folder / "specs/a/cases/two.html").read_text())
+
+
+def test_the_viewer_says_not_run_for_a_cell_the_selection_left_out(tmp_path: Path) -> None:
+    """After `skillmake -k one`, the viewer showed case two as 0/0 with 'missing' trials ('no record yet') and
+    counted it among the failures, where the terminal said 'not run (not selected)'. It says what the terminal
+    says; once two has a stored result, a later `-k one` shows that result."""
+    project = one_case(tmp_path / "proj", **{"a.eval.yaml": TWO_CASES})
+    assert project.run("-q", "-k", "one").code == 0
+    spec, case = _pages(project, tmp_path / "site")
+    row = re.search(r"<tr data-row[^>]*data-text=\"two .*?</tr>", spec, re.S)
+    assert row is not None, spec
+    assert "not run (not selected)" in row.group(0) and "0/0" not in row.group(0), row.group(0)
+    assert 'data-failed=""' in row.group(0), row.group(0)  # not run is not failed
+    assert "0/0" not in case and "no record yet" not in case, case
+    assert "not run (not selected)" in case and "left this cell out" in case, case
+    assert project.run("-q").code == 0  # two runs and is stored; then a selection leaves it out again
+    assert project.run("-q", "-k", "one").code == 0
+    spec, case = _pages(project, tmp_path / "site")
+    row = re.search(r"<tr data-row[^>]*data-text=\"two .*?</tr>", spec, re.S)
+    assert row is not None and "1/1" in row.group(0) and "not run" not in row.group(0), spec
+    assert "not run" not in case and "1/1" in case, case
