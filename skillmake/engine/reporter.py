@@ -48,6 +48,7 @@ class SkillmakeReporter:
         self.to_run: set[str] = set()  # trial and grade tasks selected and not up to date: the counter's total
         self.merged = 0  # of them, merged cells (cell.py): each is two steps, its trial and its grade
         self.done = 0
+        self.unsaid = False  # a not-needed adaptive task left the total after the counter was last printed
         self.ran: dict[str, int] = {}
         self.uptodate: dict[str, int] = {}
         self.failures: list[str] = []
@@ -85,6 +86,8 @@ class SkillmakeReporter:
             self.running[task.name] = now
             if kind in (*COUNTED, "report"):
                 self.unannounced[task.name] = now
+            if kind == "report":  # before the spec's summary, which the report task prints
+                self._say_unneeded()
 
     def add_success(self, task: Any) -> None:
         kind = _kind(task.name)
@@ -109,6 +112,7 @@ class SkillmakeReporter:
         if kind in COUNTED and values.get("unneeded"):
             # Adaptive trials: a trial an earlier look made unnecessary is no trial. It leaves the total instead
             # of taking a step, so the counter never jumps over it.
+            self.unsaid = self.unsaid or name in self.to_run
             self.to_run.discard(name)
             self._count(kind, values)
             if self.style.verbose and not self.style.quiet:
@@ -184,6 +188,7 @@ class SkillmakeReporter:
         self.stop.set()
         if self.ticker is not None:
             self.ticker.join()
+        self._say_unneeded()
         if LAST_RUN.get("no_specs"):
             self._line("skillmake: no spec found (*.eval.yaml, *.eval.yml, *.eval.json) under the project root\n"
                        "  hint: write one (see examples/), or point at the project with --root DIR", err=True)
@@ -327,7 +332,17 @@ class SkillmakeReporter:
             self.running_counted -= 1
         return started
 
+    def _say_unneeded(self) -> None:
+        """Once the last counter line printed still counted adaptive trials that turned out not needed (they end a
+        run: each waits for the look before it), one more counter line, so the run's count and total end agreeing."""
+        if self.unsaid and not self.style.quiet:
+            n = int(self.tally.get("trial_unneeded", 0))
+            self._line(f"{self._progress()} adaptive: {n} trial{'s' if n != 1 else ''} not needed, nor "
+                       f"{'their grades' if n != 1 else 'its grade'} (a look before them decided their case, or "
+                       "it waits for an earlier trial's verdict)")
+
     def _progress(self) -> str:
+        self.unsaid = False  # the total printed now has left them out
         total = max(len(self.to_run) + self.merged, self.done)
         width = len(str(total))
         running = self.running_counted

@@ -57,6 +57,9 @@ def gates(spec: Spec, rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]
             message = (f"{head} inconclusive: after {most} of {most} trials ({counts}) the pass rate may still be "
                        f"either side of {adaptive.decide:.2f}; raise trials.max, or move decide away from the "
                        f"case's rate")
+        elif not row["n"]:
+            message = (f"{head} undecided: none of the {row['expected']} trials before its first look has a grade yet; "
+                       "run `skillmake`")
         else:
             message = f"{head} undecided: {counts} of the {row['n']} trials graded so far; run `skillmake` again"
         ok = decision == "pass" or (decision == "inconclusive" and adaptive.inconclusive == "warn")
@@ -81,16 +84,31 @@ def inconclusive(spec: Spec, rows: Sequence[Mapping[str, Any]]) -> int:
 
 def saved_line(report: Mapping[str, Any]) -> str | None:
     """`adaptive: stopped at 6 of 30 trials` over the report's cells: the trials used against the fixed-count
-    plan, and what that saved."""
-    blocks = [r["adaptive"] for r in report.get("rows", ()) if r.get("adaptive")]
-    if not blocks:
+    plan, and what that saved. While a cell is undecided (an interrupted run, an error it waits for, a raised max)
+    it has stopped nowhere and saved nothing yet: the line says how far the cells got instead."""
+    rows = [r for r in report.get("rows", ()) if r.get("adaptive")]
+    if not rows:
         return None
+    blocks = [r["adaptive"] for r in rows]
     most = sum(int(b["max"]) for b in blocks)
-    used = sum(int(b["used"]) if b["used"] is not None else 0 for b in blocks)
     undecided = sum(1 for b in blocks if b["used"] is None)
     decided = sum(1 for b in blocks if b["decision"] in ("pass", "fail"))
-    per = blocks[0]["max"]
-    text = (f"adaptive: stopped at {used} of {most} trials ({len(blocks)} cells of up to {per}; {decided} decided, "
-            f"{sum(1 for b in blocks if b['decision'] == 'inconclusive')} inconclusive"
-            + (f", {undecided} undecided" if undecided else "") + f"); {most - used} trials saved")
-    return text
+    saved = sum(int(b["max"]) - int(b["used"]) for b in blocks if b["used"] is not None)
+    cells = (f"{len(blocks)} cells of up to {blocks[0]['max']}; {decided} decided, "
+             f"{sum(1 for b in blocks if b['decision'] == 'inconclusive')} inconclusive")
+    if not undecided:
+        used = sum(int(b["used"]) for b in blocks)
+        return f"adaptive: stopped at {used} of {most} trials ({cells}); {most - used} trials saved"
+    ran = sum(int(b["used"]) if b["used"] is not None else int(r["n"]) for r, b in zip(rows, blocks, strict=True))
+    return (f"adaptive: {ran} of up to {most} trials graded so far ({cells}, {undecided} undecided: `skillmake` "
+            f"runs them on to a decision); {saved} trials saved by the decided ones")
+
+
+def missing_reason(spec: Spec, missing: int, expected: int) -> str | None:
+    """The verdict's reason for the trials an adaptive spec's cells need that have no grade: they are the trials
+    up to an undecided case's next look, never run yet (the run stopped early, or max was raised) — not the trials
+    after a decision, which no report counts. None for a spec with a fixed trial count."""
+    if spec.adaptive is None:
+        return None
+    return (f"{spec.name}: {missing} of the {expected} trials its cases need by their next look have no grade yet "
+            "(not run: the run stopped early, or max was raised); run `skillmake` to run them")

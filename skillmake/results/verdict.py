@@ -90,7 +90,9 @@ def spec_verdict(spec: Spec, report: Mapping[str, Any], trials: Sequence[Record]
     expected, graded = report["counts"]["expected"], report["counts"]["graded"]
     skipped = int(report["counts"].get("not_selected", 0))
     if graded + skipped < expected:
-        reasons.append(f"{name}: {expected - graded - skipped} of {expected} trials have no grade")
+        missing = expected - graded - skipped
+        reasons.append(adaptive.missing_reason(spec, missing, expected)
+                       or f"{name}: {missing} of {expected} trials have no grade")
     reasons += trigger_reasons(spec, report.get("triggers"))
     reasons += [str(t["message"]) for t in report["thresholds"] if not t["passed"]]
     reasons += _default_gate(spec, report)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import pytest
@@ -84,3 +85,22 @@ def test_saved_line() -> None:
     assert adaptive.saved_line(report) == ("adaptive: stopped at 30 of 36 trials (3 cells of up to 12; 2 decided, "
                                            "1 inconclusive); 6 trials saved")
     assert adaptive.saved_line({"rows": [{"case": "c"}]}) is None
+
+
+def test_an_undecided_cell_has_saved_nothing_and_its_missing_trials_are_not_run_yet() -> None:
+    """A run stopped before any look (Ctrl-C): the line said 'stopped at 0 of 36 trials …; 36 trials saved', the
+    verdict '3 of 3 trials have no grade' and the gate '0/0 passed of the 0 trials graded so far'. Nothing was
+    saved (the cells are undecided), and the trials they need were never run."""
+    spec = _spec()
+    fresh, decided, waiting = _row([]), _row(["pass"] * 9), _row(["pass"] * 4)
+    line = adaptive.saved_line({"rows": [fresh, decided, waiting]})
+    assert line == ("adaptive: 13 of up to 36 trials graded so far (3 cells of up to 12; 1 decided, 0 inconclusive, "
+                    "2 undecided: `skillmake` runs them on to a decision); 3 trials saved by the decided ones")
+    assert adaptive.gates(spec, [fresh])[0]["message"] == (
+        "s: case 'c' under with_skill: undecided: none of the 3 trials before its first look has a grade yet; run "
+        "`skillmake`")
+    report = {"rows": [fresh], "counts": {"expected": 3, "graded": 0}, "thresholds": adaptive.gates(spec, [fresh])}
+    reasons = spec_verdict(spec, report, [], [])["reasons"]
+    assert reasons[0] == ("s: 3 of the 3 trials its cases need by their next look have no grade yet (not run: the "
+                          "run stopped early, or max was raised); run `skillmake` to run them")
+    assert adaptive.missing_reason(dataclasses.replace(spec, adaptive=None), 1, 3) is None  # fixed: its own words
