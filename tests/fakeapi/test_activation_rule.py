@@ -7,7 +7,6 @@ import json
 import re
 from typing import Any
 
-import anthropic
 import pytest
 
 from tests.fakeapi import Activate, FakeAPI, Recorded, Reply
@@ -171,6 +170,8 @@ def test_codex_context_and_injected_skill_are_not_the_query() -> None:
 
 def test_the_server_counts_and_renders_the_rule(fake_api: FakeAPI) -> None:
     """Through HTTP with the anthropic SDK (strict validation): a Skill call, then the answer; two requests."""
+    import anthropic  # here, not at the top: a worker that only collects this file need not import the SDK
+
     fake_api.script = RULES
     first: list[Any] = (claude_request("shout hello").json or {})["messages"]
     tools: Any = [{"name": t["name"], "input_schema": {"type": "object"}} for t in CLAUDE_TOOLS]

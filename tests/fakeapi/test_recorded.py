@@ -5,8 +5,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-import anthropic
-import openai
 import pytest
 
 from skillmake.compare import comparator
@@ -24,6 +22,8 @@ def api() -> Iterator[FakeAPI]:
 
 
 def test_a_judge_prompt_sent_as_cacheable_blocks_reads_back_as_written(api: FakeAPI) -> None:
+    import anthropic  # here, not at the top: a worker that only collects this file need not import the SDK
+
     judged = comparator.request("Greet the user", ("hello A", {}), ("hi B", {"f.txt": b"file B"}))
     body = anthropic_provider.params(judged, Endpoint(provider="anthropic", model="claude-sonnet-4-6"))
     assert isinstance(body["messages"][0]["content"], list)  # what broke the scripts that read a string
@@ -40,6 +40,8 @@ def test_a_judge_prompt_sent_as_cacheable_blocks_reads_back_as_written(api: Fake
 
 
 def test_responses_input_parts_and_a_bare_string_input(api: FakeAPI) -> None:
+    import openai
+
     with openai.OpenAI(base_url=api.openai_url, api_key="k", max_retries=0, timeout=10) as client:
         client.responses.create(model="g", input=[{"role": "user", "content": [
             {"type": "input_text", "text": "fixed part, "}, {"type": "input_text", "text": "then the rest"}]}])
