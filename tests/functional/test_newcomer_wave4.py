@@ -150,3 +150,28 @@ def test_the_viewer_says_not_run_for_a_cell_the_selection_left_out(tmp_path: Pat
     row = re.search(r"<tr data-row[^>]*data-text=\"two .*?</tr>", spec, re.S)
     assert row is not None and "1/1" in row.group(0) and "not run" not in row.group(0), spec
     assert "not run" not in case and "1/1" in case, case
+
+
+# -- an adaptive run's last progress line -----------------------------------------------------------------------------
+
+ADAPTIVE_ONE = """\
+skill: skills/a
+agent: {kind: command, command: [python3, agent.py]}
+trials: {min: 3, max: 12, decide: 0.5}
+cases:
+  - id: one
+    prompt: say one
+    checks: [{type: contains, needle: ONE}]
+"""
+
+
+def test_an_adaptive_run_ends_with_its_count_and_total_agreeing(tmp_path: Path) -> None:
+    """One case decided after 9 of 12 trials: the trials after the look report "not needed" after every counter
+    line was printed, so the run ended at [18/24]. It ends at [18/18], saying why, before the spec's summary."""
+    project = one_case(tmp_path / "proj", **{"a.eval.yaml": ADAPTIVE_ONE})
+    run = project.run()
+    assert run.code == 0 and run.agent_calls == 9, run.out + run.err
+    counters = re.findall(r"^\[\s*(\d+)/(\d+)[^\]]*\](.*)$", run.out, re.M)
+    assert counters[-1][:2] == ("18", "18"), run.out
+    assert "adaptive: 3 trials not needed" in counters[-1][2], run.out
+    assert run.out.index("adaptive: 3 trials not needed") < run.out.index("a (a, 3–12 adaptive"), run.out
