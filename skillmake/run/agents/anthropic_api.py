@@ -9,21 +9,17 @@ from typing import Any
 from skillmake.core.pricing import cost_usd
 from skillmake.run import sdk
 from skillmake.run.agents import api_call
-from skillmake.run.agents.api_call import encode_transcript, error_result, failure_detail, read_json
+from skillmake.run.agents.api_call import encode_transcript, error_result, failure_detail
 from skillmake.run.agents.base import AgentResult, TrialRequest, Usage
-from skillmake.spec.model import AgentConfig
 from skillmake.spec.settings import DEFAULT_MAX_TOKENS, resolve_anthropic
 
 ENV_HINT = "ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN) and ANTHROPIC_BASE_URL"
 
 
-class AnthropicAgent:
+class AnthropicAgent(api_call.ApiAgent):
     """Sends `request.system_prompt` as `system` and `request.prompt` as the one user message."""
 
     kind = "anthropic"
-
-    def version(self, config: AgentConfig) -> str | None:
-        return None  # the SDK's version does not change what the model answers, so it stays out of the key
 
     def run(self, request: TrialRequest) -> AgentResult:
         anthropic = sdk.load("anthropic", what="the anthropic agent")
@@ -47,27 +43,23 @@ class AnthropicAgent:
         credential = ({"api_key": settings.api_key} if settings.api_key else {"auth_token": settings.auth_token})
         with anthropic.Anthropic(base_url=settings.url, max_retries=0, timeout=max(request.timeout, 0.001),
                                  **credential) as client:
-            result = api_call.call(
-                anthropic, lambda timeout: client.messages.with_raw_response.create(**body, timeout=timeout),
+            got = api_call.answer(
+                anthropic, lambda timeout: client.messages.with_raw_response.create(**body, timeout=timeout), record,
                 deadline=deadline, base_url=settings.url, provider="anthropic", env_hint=ENV_HINT,
                 secrets=settings.secrets, model=settings.model)
-            response, problem = (read_json(result.response, settings.secrets) if result.response is not None
-                                 else (None, None))
-        record.update(attempts=result.attempts, failed_attempts=list(result.history))
-        if result.outcome != "completed":
-            return error_result(record, settings.secrets, result.error or "anthropic API call failed",
-                          outcome=result.outcome, requests=result.attempts)
-        record["response"] = response
+        if isinstance(got, AgentResult):
+            return got
+        response, requests = got.body, got.requests
         detail = failure_detail(response)
         if detail is not None:
             return error_result(record, settings.secrets, f"anthropic API answered 200 with an error: {detail}; "
-                                "the trial is an error and runs again next time", requests=result.attempts)
-        if problem or not isinstance(response, dict) or response.get("type") != "message":
+                                "the trial is an error and runs again next time", requests=requests)
+        if got.problem or not isinstance(response, dict) or response.get("type") != "message":
             return error_result(record, settings.secrets, f"anthropic API at {settings.url} answered 200 but "
-                          f"{problem or 'not with a message'}; check ANTHROPIC_BASE_URL", requests=result.attempts)
+                                f"{got.problem or 'not with a message'}; check ANTHROPIC_BASE_URL", requests=requests)
         text = "".join(block.get("text") or "" for block in response.get("content") or []
                        if isinstance(block, dict) and block.get("type") == "text")
-        usage = _usage(response, settings.model, requests=result.attempts)
+        usage = _usage(response, settings.model, requests=requests)
         return AgentResult(outcome="completed", output=text, usage=usage,
                            transcript=encode_transcript(record, settings.secrets))
 

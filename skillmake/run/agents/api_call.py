@@ -20,6 +20,7 @@ from skillmake.core.redact import redact_bytes
 from skillmake.core.redact import redact_text as scrub
 from skillmake.run import ratelimit
 from skillmake.run.agents.base import AgentResult, Usage
+from skillmake.spec.model import AgentConfig
 
 MAX_ATTEMPTS = 4
 BACKOFF_BASE = 0.5  # seconds; doubled per attempt
@@ -84,6 +85,37 @@ def error_result(record: dict[str, Any], secrets: tuple[str, ...], message: str,
     """A failed API trial: the redacted error and whatever transcript there is."""
     return AgentResult(outcome=outcome, output="", error=scrub(message, secrets),
                        transcript=encode_transcript(record, secrets), usage=Usage(requests=requests))
+
+
+class ApiAgent:
+    """What the API agents (anthropic, openai) share beyond the call itself."""
+
+    def version(self, config: AgentConfig) -> str | None:
+        return None  # the SDK's version does not change what the model answers, so it stays out of the key
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Answer:
+    """A call that completed: its JSON body (None with `problem` when it is not JSON) and how many requests it took."""
+
+    body: Any
+    problem: str | None
+    requests: int
+
+
+def answer(sdk: ModuleType, send: Callable[[float], Any], record: dict[str, Any], *, deadline: float, base_url: str,
+           provider: str, env_hint: str, secrets: tuple[str, ...], model: str) -> Answer | AgentResult:
+    """One API agent's call (`call`), its attempts noted in `record`; a call that did not complete is the trial's
+    error result already. Called inside the SDK client's `with`: the body is read while it is open."""
+    result = call(sdk, send, deadline=deadline, base_url=base_url, provider=provider, env_hint=env_hint,
+                  secrets=secrets, model=model)
+    body, problem = read_json(result.response, secrets) if result.response is not None else (None, None)
+    record.update(attempts=result.attempts, failed_attempts=list(result.history))
+    if result.outcome != "completed":
+        return error_result(record, secrets, result.error or f"{provider} API call failed", outcome=result.outcome,
+                            requests=result.attempts)
+    record["response"] = body
+    return Answer(body=body, problem=problem, requests=result.attempts)
 
 
 def _status_message(err: Any) -> str:

@@ -9,22 +9,18 @@ from typing import Any
 from skillmake.core.pricing import cost_usd
 from skillmake.run import sdk
 from skillmake.run.agents import api_call
-from skillmake.run.agents.api_call import encode_transcript, error_result, failure_detail, read_json
+from skillmake.run.agents.api_call import encode_transcript, error_result, failure_detail
 from skillmake.run.agents.base import AgentResult, TrialRequest, Usage
-from skillmake.spec.model import AgentConfig
 from skillmake.spec.settings import resolve_openai
 
 ENV_HINT = "OPENAI_API_KEY and OPENAI_BASE_URL"
 
 
-class OpenAIAgent:
+class OpenAIAgent(api_call.ApiAgent):
     """Sends `request.system_prompt` as `instructions` and `request.prompt` as `input` (store=false, so the
     trial leaves nothing stored at OpenAI); `max_output_tokens` only when the spec sets agent.max_tokens."""
 
     kind = "openai"
-
-    def version(self, config: AgentConfig) -> str | None:
-        return None  # the SDK's version does not change what the model answers, so it stays out of the key
 
     def run(self, request: TrialRequest) -> AgentResult:
         openai = sdk.load("openai", what="the openai agent")
@@ -43,27 +39,23 @@ class OpenAIAgent:
             return error_result(record, settings.secrets, "no OpenAI API key: set OPENAI_API_KEY in your environment")
         with openai.OpenAI(api_key=settings.api_key, base_url=settings.url, max_retries=0,
                            timeout=max(request.timeout, 0.001)) as client:
-            result = api_call.call(
-                openai, lambda timeout: client.responses.with_raw_response.create(**body, timeout=timeout),
+            got = api_call.answer(
+                openai, lambda timeout: client.responses.with_raw_response.create(**body, timeout=timeout), record,
                 deadline=deadline, base_url=settings.url, provider="openai", env_hint=ENV_HINT,
                 secrets=settings.secrets, model=settings.model)
-            response, problem = (read_json(result.response, settings.secrets) if result.response is not None
-                                 else (None, None))
-        record.update(attempts=result.attempts, failed_attempts=list(result.history))
-        if result.outcome != "completed":
-            return error_result(record, settings.secrets, result.error or "openai API call failed",
-                          outcome=result.outcome, requests=result.attempts)
-        record["response"] = response
-        if problem or not isinstance(response, dict) or response.get("object") != "response":
+        if isinstance(got, AgentResult):
+            return got
+        response, requests = got.body, got.requests
+        if got.problem or not isinstance(response, dict) or response.get("object") != "response":
             return error_result(record, settings.secrets, f"openai API at {settings.url} answered 200 but "
-                          f"{problem or 'not with a response object'}; check OPENAI_BASE_URL",
-                          requests=result.attempts)
+                                f"{got.problem or 'not with a response object'}; check OPENAI_BASE_URL",
+                                requests=requests)
         detail = failure_detail(response)
         if detail is not None:
             return error_result(record, settings.secrets, f"openai response failed: {detail}; the trial is an error "
-                                "and runs again next time", requests=result.attempts)
+                                "and runs again next time", requests=requests)
         return AgentResult(outcome="completed", output=_output_text(response),
-                           usage=_usage(response, settings.model, requests=result.attempts),
+                           usage=_usage(response, settings.model, requests=requests),
                            transcript=encode_transcript(record, settings.secrets))
 
 
