@@ -5,34 +5,19 @@ from __future__ import annotations
 from typing import Any
 
 from skillmake.run.judges.base import JudgeRequest, ReplyError
-from skillmake.run.judges.render import SYSTEM, task_block
+from skillmake.run.judges.render import judge_request, verdict_list
 from skillmake.spec.model import Case, Spec
 
 NAME = "criteria"
 PROMPT_VERSION = 1
 
-SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "criteria": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "properties": {
-                    "id": {"type": "string", "description": "the criterion's id, exactly as given"},
-                    "passed": {"type": "boolean"},
-                    "score": {"type": "number", "description": "0.0 (not met at all) to 1.0 (fully met)"},
-                    "evidence": {"type": "string", "description": "a quote from the output, or what is missing"},
-                    "reasoning": {"type": "string", "description": "one or two sentences"},
-                },
-                "required": ["id", "passed", "score", "evidence", "reasoning"],
-                "additionalProperties": False,
-            },
-        },
-    },
-    "required": ["criteria"],
-    "additionalProperties": False,
-}
+SCHEMA: dict[str, Any] = verdict_list("criteria", {
+    "id": {"type": "string", "description": "the criterion's id, exactly as given"},
+    "passed": {"type": "boolean"},
+    "score": {"type": "number", "description": "0.0 (not met at all) to 1.0 (fully met)"},
+    "evidence": {"type": "string", "description": "a quote from the output, or what is missing"},
+    "reasoning": {"type": "string", "description": "one or two sentences"},
+})
 
 TEMPLATE = """Grade the output below against each criterion. For every criterion give: passed (true only when \
 the output clearly meets it), a score from 0.0 to 1.0 for how well it is met, the evidence (a short quote \
@@ -51,10 +36,7 @@ def applies(case: Case) -> bool:
 
 def request(spec: Spec, case: Case, material: str) -> JudgeRequest:
     listed = "\n".join(f"- id: {c.id}\n  criterion: {c.criterion}" for c in case.criteria)
-    expected = (f"<expected_output>\n{case.expected_output}\n</expected_output>\n\n"
-                if case.expected_output else "")
-    user = TEMPLATE.format(criteria=listed, expected=expected, task=task_block(case), material=material)
-    return JudgeRequest(judge=NAME, system=SYSTEM, user=user, schema=SCHEMA, shared=len(user) - len(material))
+    return judge_request(NAME, TEMPLATE, case, material, schema=SCHEMA, criteria=listed)
 
 
 def verdicts(spec: Spec, case: Case, data: dict[str, Any]) -> list[dict[str, Any]]:

@@ -6,33 +6,17 @@ from collections.abc import Sequence
 from typing import Any
 
 from skillmake.run.judges.base import JudgeRequest, ReplyError
-from skillmake.run.judges.render import SYSTEM, task_block
+from skillmake.run.judges.render import judge_request, verdict_list
 from skillmake.spec.model import Case, Spec
 
 NAME = "expectations"
 PROMPT_VERSION = 1
 
-SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "expectations": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "properties": {
-                    "id": {"type": "string", "description": "the expectation's id (E1, E2, …), exactly as given"},
-                    "passed": {"type": "boolean"},
-                    "evidence": {"type": "string",
-                                 "description": "what in the output or files shows it holds, or why it does not"},
-                },
-                "required": ["id", "passed", "evidence"],
-                "additionalProperties": False,
-            },
-        },
-    },
-    "required": ["expectations"],
-    "additionalProperties": False,
-}
+SCHEMA: dict[str, Any] = verdict_list("expectations", {
+    "id": {"type": "string", "description": "the expectation's id (E1, E2, …), exactly as given"},
+    "passed": {"type": "boolean"},
+    "evidence": {"type": "string", "description": "what in the output or files shows it holds, or why it does not"},
+})
 
 TEMPLATE = """Decide, for each expectation below, whether the agent's output and files satisfy it. An \
 expectation passes only when there is concrete evidence for it; a vague or partial match fails. Give the \
@@ -74,10 +58,7 @@ def named(case: Case, entries: Sequence[dict[str, Any]]) -> list[dict[str, Any]]
 
 def request(spec: Spec, case: Case, material: str) -> JudgeRequest:
     listed = "\n".join(f"- {eid}: {text}" for eid, text in zip(ids(case), case.expectations, strict=True))
-    expected = (f"<expected_output>\n{case.expected_output}\n</expected_output>\n\n"
-                if case.expected_output else "")
-    user = TEMPLATE.format(expectations=listed, expected=expected, task=task_block(case), material=material)
-    return JudgeRequest(judge=NAME, system=SYSTEM, user=user, schema=SCHEMA, shared=len(user) - len(material))
+    return judge_request(NAME, TEMPLATE, case, material, schema=SCHEMA, expectations=listed)
 
 
 def verdicts(spec: Spec, case: Case, data: dict[str, Any]) -> list[dict[str, Any]]:

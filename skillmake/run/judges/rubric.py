@@ -6,7 +6,7 @@ import re
 from typing import Any
 
 from skillmake.run.judges.base import JudgeRequest, ReplyError
-from skillmake.run.judges.render import SYSTEM, task_block
+from skillmake.run.judges.render import judge_request
 from skillmake.spec.model import Case, Spec
 
 NAME = "rubric"
@@ -49,10 +49,7 @@ def threshold(spec: Spec, case: Case) -> int:
 
 
 def request(spec: Spec, case: Case, material: str) -> JudgeRequest:
-    expected = (f"<expected_output>\n{case.expected_output}\n</expected_output>\n\n"
-                if case.expected_output else "")
-    user = TEMPLATE.format(rubric=case.rubric, expected=expected, task=task_block(case), material=material)
-    return JudgeRequest(judge=NAME, system=SYSTEM, user=user, schema=SCHEMA, shared=len(user) - len(material))
+    return judge_request(NAME, TEMPLATE, case, material, schema=SCHEMA, rubric=str(case.rubric))
 
 
 def from_text(text: str) -> dict[str, Any] | None:
