@@ -44,11 +44,14 @@ def environment_secrets(environ: Mapping[str, str] | None = None) -> tuple[str, 
     keys, tokens, secrets and passwords, longest first (so a key that contains another is replaced whole)."""
     env = os.environ if environ is None else environ
     # Every record and result file asks (several per trial): the names that qualify are worked out once per set
-    # of names, and only their values are read each time (an environment changed since is still seen).
-    names = tuple(env)
+    # of names, and only their values are read each time (an environment changed since is still seen). This
+    # process's own names are taken undecoded (os._Environ's bytes keys: decoding each cost more than the rest).
+    raw = getattr(env, "_data", None) if environ is None else None
+    names: tuple[Any, ...] = tuple(raw) if isinstance(raw, dict) else tuple(env)
     secret_names = _SECRET_NAMES.get(names)
     if secret_names is None:
-        secret_names = tuple(n for n in names if _SECRET_NAME.search(n) and not _NOT_SECRET.search(n))
+        decoded = tuple(env)
+        secret_names = tuple(n for n in decoded if _SECRET_NAME.search(n) and not _NOT_SECRET.search(n))
         if len(_SECRET_NAMES) > 16:
             _SECRET_NAMES.clear()
         _SECRET_NAMES[names] = secret_names
@@ -56,7 +59,7 @@ def environment_secrets(environ: Mapping[str, str] | None = None) -> tuple[str, 
     return tuple(sorted(found, key=lambda s: (-len(s), s)))
 
 
-_SECRET_NAMES: dict[tuple[str, ...], tuple[str, ...]] = {}  # the environment's names → those of credentials
+_SECRET_NAMES: dict[tuple[Any, ...], tuple[str, ...]] = {}  # the environment's names → those of credentials
 
 
 def redact_data(value: Any, secrets: Iterable[str | None]) -> Any:

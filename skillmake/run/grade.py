@@ -126,7 +126,7 @@ def _grade(project: Project, spec: Spec, case: Case, arm: Arm, k: int, trial_rec
     """Run the checks and judges of `case` over `trial_record` now and store the grade (its key's lock held)."""
     run_id = current_run_id()
     for piece in parts:
-        project.store.put(piece.data)
+        project.store.put_known(piece.digest, piece.data)
     started = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
     t0 = time.monotonic()
     with _workspace(project, case, trial_record) as workspace:

@@ -15,6 +15,7 @@ import os
 import stat
 import tempfile
 import threading
+import time
 from pathlib import Path
 
 from skillmake.core.errors import SkillmakeError
@@ -27,7 +28,8 @@ _FALLBACKS = ("/tmp", "/var/tmp")
 _HINT = (f"set {BASE_VAR} to a folder with none of {', '.join(MARKERS)} in it or above it, outside the project "
          "(trials run there so that no agent sees the project's own Claude Code or Codex setup)")
 _lock = threading.Lock()
-_chosen: dict[tuple[str, str], Path] = {}
+# (real state folder, $SKILLMAKE_TMPDIR) → the work root, and (the arguments as given, the same) → the same answer
+_chosen: dict[tuple[str, ...], Path] = {}
 
 
 def visible_markers(folder: str | os.PathLike[str]) -> list[str]:
@@ -66,11 +68,17 @@ def work_root(state_dir: str | os.PathLike[str], project_root: str | os.PathLike
     """The folder where the trials of the project whose state folder is `state_dir` execute (not created here;
     the trial runner makes one folder per trial in it). When no candidate is clean, `<state>/work` — where
     `problem` then refuses to run any trial, saying why and what to set."""
+    given = (os.fspath(state_dir), os.fspath(project_root or ""), os.environ.get(BASE_VAR, ""))
+    chosen_for = _chosen.get(given)  # asked once per trial: the same (absolute) arguments skip their realpaths
+    if chosen_for is not None and os.path.isabs(given[0]):
+        return chosen_for
     state = os.path.realpath(state_dir)
     root = os.path.realpath(project_root) if project_root else os.path.dirname(state)
     memo = (state, os.environ.get(BASE_VAR, ""))
     with _lock:
         if memo in _chosen:
+            if os.path.isabs(given[0]):
+                _chosen[given] = _chosen[memo]
             return _chosen[memo]
     project_id = hashlib.sha256(state.encode()).hexdigest()[:16]
     chosen = Path(state) / "work"
@@ -81,15 +89,68 @@ def work_root(state_dir: str | os.PathLike[str], project_root: str | os.PathLike
             break
     with _lock:
         _chosen[memo] = chosen
+        if os.path.isabs(given[0]):
+            _chosen[given] = chosen
     return chosen
 
 
 def problem(folder: str | os.PathLike[str]) -> SkillmakeError | None:
-    """Why an agent may not run in `folder` (a trial's workspace): what it would find above it."""
-    seen = visible_markers(os.path.dirname(os.path.realpath(folder)))
-    if not seen:
+    """Why an agent may not run in `folder` (a trial's workspace): what it would find above it.
+
+    Asked before every trial, so each folder above is looked into through `_markers_in` (one stat while the folder
+    is as it was), not with a stat per marker name."""
+    found = []
+    ancestor = os.path.dirname(os.path.realpath(folder))
+    while True:
+        found += _markers_in(ancestor)
+        parent = os.path.dirname(ancestor)
+        if parent == ancestor:
+            break
+        ancestor = parent
+    if not found:
         return None
-    return SkillmakeError(f"the trial would run in {folder}, where the agent would see {seen[0]}", hint=_HINT)
+    return SkillmakeError(f"the trial would run in {folder}, where the agent would see {found[0]}", hint=_HINT)
+
+
+# folder → (its (inode, mtime, ctime) when looked into, the MARKERS it held then): a marker made, removed or renamed
+# there changes the folder's mtime, so while that stat is the same, only what a marker folder holds can differ
+# (looked into again). A folder changed less than _RACY seconds before it was looked into is not remembered: a
+# change in the same clock tick as the look would leave its mtime as it was (git's "racy" entries).
+_MARKERS_SEEN: dict[str, tuple[tuple[int, int, int], tuple[tuple[str, bool], ...]]] = {}
+_RACY = 2.0
+
+
+def _markers_in(folder: str) -> list[str]:
+    """The MARKERS an agent could read in `folder` itself (visible_markers, one folder)."""
+    try:
+        st = os.stat(folder)
+    except OSError:
+        st = None
+    sig = (st.st_ino, st.st_mtime_ns, st.st_ctime_ns) if st is not None else None
+    seen = _MARKERS_SEEN.get(folder)
+    if seen is None or seen[0] != sig:
+        now = time.time()
+        present = []
+        for name in MARKERS:
+            path = os.path.join(folder, name)
+            try:
+                mode = os.lstat(path).st_mode
+            except OSError:
+                continue
+            present.append((path, stat.S_ISDIR(mode)))
+        seen = (sig, tuple(present)) if sig is not None else None
+        if st is not None and seen is not None and now - st.st_mtime > _RACY:
+            if len(_MARKERS_SEEN) > 256:
+                _MARKERS_SEEN.clear()
+            _MARKERS_SEEN[folder] = seen
+        if seen is None:
+            return visible_in(folder)
+    return [path for path, is_dir in seen[1] if not is_dir or _holds_something(path)]
+
+
+def visible_in(folder: str) -> list[str]:
+    """The MARKERS in `folder` itself that an agent could read, looked up one by one."""
+    return [path for name in MARKERS if _holds_something(path := os.path.join(folder, name))]
 
 
 def _candidates() -> list[str]:

@@ -114,7 +114,7 @@ def _run(project: Project, spec: Spec, case: Case, arm: Arm, k: int, tkey: Trial
          replacing: dict[str, Any] | None = None) -> dict[str, Any]:
     store = project.store
     for piece in tkey.parts():  # the key's parts, readable later by `explain`
-        store.put(piece.data)
+        store.put_known(piece.digest, piece.data)
     run_id = current_run_id()
     tdir = scratch_dir(project.work_dir, tkey.key, run_id)
     refused: SkillmakeError | None = None

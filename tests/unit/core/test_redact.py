@@ -22,6 +22,17 @@ def test_credentials_are_found_by_name_and_flags_and_locations_are_not() -> None
                                                                                            "abcdefgh")
 
 
+def test_the_process_environment_is_read_afresh_after_each_change(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SOME_API_KEY", "sk-first-0123456")
+    assert "sk-first-0123456" in environment_secrets()
+    monkeypatch.setenv("SOME_API_KEY", "sk-second-012345")  # the same names, a new value
+    assert "sk-second-012345" in environment_secrets() and "sk-first-0123456" not in environment_secrets()
+    monkeypatch.setenv("OTHER_TOKEN", "tok-0123456789")  # a new name
+    assert "tok-0123456789" in environment_secrets()
+    monkeypatch.delenv("SOME_API_KEY")
+    assert "sk-second-012345" not in environment_secrets()
+
+
 def test_data_is_redacted_everywhere_and_untouched_data_is_the_same_object() -> None:
     record = {"key": "sha256:00", "checks": [{"evidence": "saw sk-ant-0123456789 here", "passed": False}],
               "sk-ant-0123456789": 1, "n": 3}

@@ -172,3 +172,45 @@ def test_an_api_agent_is_sent_the_system_prompt_its_key_names(tmp_path: Path, mo
         assert record["outcome"] == "completed", record["error"]
         assert len(api.requests) == 1
         assert api.requests[0].contains("AGENTS-V1") and not api.requests[0].contains("AGENTS-V2")
+
+
+def _aged(folder: Path) -> None:
+    """`folder` as if last changed a minute ago: old enough for problem() to remember what it holds."""
+    old = folder.stat().st_mtime - 60
+    os.utime(folder, (old, old))
+
+
+def test_a_marker_made_above_after_a_first_look_is_seen_by_the_next_trial(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(hermetic, "_MARKERS_SEEN", {})
+    workspace = tmp_path / "a" / "b" / "trial" / "workspace"
+    workspace.mkdir(parents=True)
+    for folder in (tmp_path / "a", tmp_path / "a" / "b"):
+        _aged(folder)
+    assert hermetic.problem(workspace) is None
+    assert str(tmp_path / "a") in hermetic._MARKERS_SEEN  # remembered: the next look is one stat
+    (tmp_path / "a" / "AGENTS.md").write_text("be someone else\n")  # the folder's mtime moves
+    error = hermetic.problem(workspace)
+    assert error is not None and str(tmp_path / "a" / "AGENTS.md") in error.render()
+
+
+def test_an_empty_marker_folder_that_fills_later_is_seen(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(hermetic, "_MARKERS_SEEN", {})
+    workspace = tmp_path / "a" / "trial" / "workspace"
+    workspace.mkdir(parents=True)
+    (tmp_path / "a" / ".claude").mkdir()
+    _aged(tmp_path / "a")
+    assert hermetic.problem(workspace) is None  # an empty marker folder tells an agent nothing
+    assert str(tmp_path / "a") in hermetic._MARKERS_SEEN
+    (tmp_path / "a" / ".claude" / "settings.json").write_text("{}")  # a's own mtime does not move
+    error = hermetic.problem(workspace)
+    assert error is not None and ".claude" in error.render()
+
+
+def test_a_folder_changed_just_now_is_looked_into_again_every_time(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(hermetic, "_MARKERS_SEEN", {})
+    workspace = tmp_path / "fresh" / "trial" / "workspace"
+    workspace.mkdir(parents=True)
+    assert hermetic.problem(workspace) is None
+    assert str(tmp_path / "fresh") not in hermetic._MARKERS_SEEN  # a change in the same tick would not show

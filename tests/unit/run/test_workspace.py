@@ -21,6 +21,20 @@ def test_clean_env_keeps_only_the_allow_list(tmp_path: Path, monkeypatch: pytest
     assert env["PATH"].startswith("/spec/bin:")
 
 
+def test_clean_env_sees_every_change_to_the_environment_between_trials(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LANG", "C.UTF-8")
+    first = clean_env(tmp_path / "home")
+    first["LANG"] = "mutated by a caller"  # each trial gets a dict of its own
+    assert clean_env(tmp_path / "home")["LANG"] == "C.UTF-8"
+    monkeypatch.setenv("LANG", "de_DE.UTF-8")  # changed, worked out again
+    monkeypatch.setenv("LC_TIME", "C")
+    env = clean_env(tmp_path / "home")
+    assert env["LANG"] == "de_DE.UTF-8" and env["LC_TIME"] == "C"
+    monkeypatch.delenv("LC_TIME")
+    assert "LC_TIME" not in clean_env(tmp_path / "home")
+
+
 def test_capture_and_output_text(tmp_path: Path) -> None:
     (tmp_path / "out/deep").mkdir(parents=True)
     (tmp_path / "out/a.md").write_text("A")
