@@ -74,7 +74,8 @@ def doit_config(root: str) -> dict[str, Any]:
         "default_tasks": ["report", "validate", "thresholds"],
     }
     if os.environ.get(SHARD_VAR, "").strip():  # one job of a CI matrix: its trials and grades, no report (shard.py)
-        config["default_tasks"] = ["grade", "trigger", "validate"]
+        # "trial" too: a plain run's stale cell is one trial task that grades it as well (cell.py), no grade task.
+        config["default_tasks"] = ["grade", "trial", "trigger", "validate"]
     if jobs > 1:
         # The project's `jobs` (or $SKILLMAKE_JOBS, or -j) is the default of both `skillmake` and plain `doit`;
         # `-n N` on the command line still wins. Threads: tasks share the reporter and sys.stdout (design.md).
