@@ -76,6 +76,13 @@ class Rules:
     def error(self, pointer: str, message: str, hint: str | None = None, *, key: bool = False) -> None:
         self.errors.append(SpecError(message, loc=self.src.locate(pointer, key=key), hint=hint))
 
+    def _unique(self, seen: dict[str, str], name: str, pointer: str, what: str, fix: str = "") -> None:
+        """An error at `pointer` when `name` was already given (at the pointer `seen` keeps for it); the first use
+        is remembered. `fix` follows the pointer of the first use in the hint."""
+        if name in seen:
+            self.error(pointer, f"duplicate {what} {name!r}", f"it is already used by {seen[name]}{fix}")
+        seen.setdefault(name, pointer.rsplit("/", 1)[0])
+
     def shown_path(self, path: str) -> str:
         """`path` as the user sees it: relative to the project root when inside it."""
         rel = os.path.relpath(path, self.root)
@@ -120,16 +127,13 @@ class Rules:
 
     def _variants(self) -> None:
         agent = self.data.get("agent")
-        seen: dict[str, int] = {}
+        seen: dict[str, str] = {}
         for i, variant in enumerate(_list(self.data.get("variants"))):
             if not isinstance(variant, dict):
                 continue
             name = self._str(variant.get("name"), f"/variants/{i}/name")
             if name is not None:
-                if name in seen:
-                    self.error(f"/variants/{i}/name", f"duplicate variant name {name!r}",
-                               f"it is already used by /variants/{seen[name]}; rename one")
-                seen.setdefault(name, i)
+                self._unique(seen, name, f"/variants/{i}/name", "variant name", "; rename one")
                 self._name(f"/variants/{i}/name", "variant name", name)
             override = variant.get("agent", {})
             if isinstance(agent, dict) and isinstance(override, dict) and self.clean("/agent") \
@@ -232,17 +236,14 @@ class Rules:
     # --- cases ----------------------------------------------------------------
 
     def _cases(self) -> None:
-        seen: dict[str, int] = {}
+        seen: dict[str, str] = {}
         for i, raw in enumerate(_list(self.data.get("cases"))):
             if not isinstance(raw, dict):
                 continue
             base = f"/cases/{i}"
             case_id = self._str(raw.get("id"), f"{base}/id")
             if case_id is not None:
-                if case_id in seen:
-                    self.error(f"{base}/id", f"duplicate case id {case_id!r}",
-                               f"it is already used by /cases/{seen[case_id]}; ids must be unique in a spec")
-                seen.setdefault(case_id, i)
+                self._unique(seen, case_id, f"{base}/id", "case id", "; ids must be unique in a spec")
                 self._name(f"{base}/id", "case id", case_id)
             self.inputs[i] = self._input_files(base, raw.get("input_files"))
             for key in ("output_file", "output_files"):
@@ -370,7 +371,7 @@ class Rules:
 
     def _checks(self, base: str, entries: Any, captured: tuple[str | None, tuple[str, ...]] | None,
                 staged: set[str]) -> None:
-        seen: dict[str, int] = {}
+        seen: dict[str, str] = {}
         bounds: dict[tuple[str, str | None], list[tuple[int, int]]] = {}  # (type, file) -> [(index, bound)]
         for j, raw in enumerate(_list(entries)):
             pointer = f"{base}/checks/{j}"
@@ -378,10 +379,7 @@ class Rules:
                 continue
             check_id = self._str(raw.get("id"), f"{pointer}/id")
             if check_id is not None:
-                if check_id in seen:
-                    self.error(f"{pointer}/id", f"duplicate check id {check_id!r}",
-                               f"it is already used by {base}/checks/{seen[check_id]}")
-                seen.setdefault(check_id, j)
+                self._unique(seen, check_id, f"{pointer}/id", "check id")
             kind = self._str(raw.get("type"), f"{pointer}/type")
             if kind is None:
                 continue

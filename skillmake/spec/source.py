@@ -342,6 +342,21 @@ def _skip(text: str, pos: int) -> int:
     return m.end() if m else pos
 
 
+def _after_member(text: str, pos: int, close: str) -> tuple[bool, int]:
+    """After a member of an object or an array (`close` is its `}` or `]`): (True, where the next member starts)
+    after a comma, or (False, just past `close`); _JsonSyntax for a trailing comma or anything else."""
+    pos = _skip(text, pos)
+    if text[pos:pos + 1] == ",":
+        pos = _skip(text, pos + 1)
+        if text[pos:pos + 1] == close:
+            raise _JsonSyntax(pos, f"expected a value after ',', found '{close}' (a trailing comma)",
+                              "remove the last comma (JSON allows none)")
+        return True, pos
+    if text[pos:pos + 1] == close:
+        return False, pos + 1
+    raise _JsonSyntax(pos, f"expected ',' or '{close}'")
+
+
 def _json_value(text: str, pos: int, pointer: str, src: Source, lines: _LineIndex,
                 depth: int = 0) -> tuple[Any, int]:
     src.positions[pointer] = lines.position(pos)
@@ -370,16 +385,9 @@ def _json_value(text: str, pos: int, pointer: str, src: Source, lines: _LineInde
             if text[pos:pos + 1] != ":":
                 raise _JsonSyntax(pos, "expected ':' after the key")
             out[key], pos = _json_value(text, _skip(text, pos + 1), child, src, lines, depth + 1)
-            pos = _skip(text, pos)
-            if text[pos:pos + 1] == ",":
-                pos = _skip(text, pos + 1)
-                if text[pos:pos + 1] == "}":
-                    raise _JsonSyntax(pos, "expected a value after ',', found '}' (a trailing comma)",
-                                      "remove the last comma (JSON allows none)")
-                continue
-            if text[pos:pos + 1] == "}":
-                return out, pos + 1
-            raise _JsonSyntax(pos, "expected ',' or '}'")
+            more, pos = _after_member(text, pos, "}")
+            if not more:
+                return out, pos
     if ch == "[":
         items: list[Any] = []
         pos = _skip(text, pos + 1)
@@ -388,16 +396,9 @@ def _json_value(text: str, pos: int, pointer: str, src: Source, lines: _LineInde
         while True:
             item, pos = _json_value(text, pos, f"{pointer}/{len(items)}", src, lines, depth + 1)
             items.append(item)
-            pos = _skip(text, pos)
-            if text[pos:pos + 1] == ",":
-                pos = _skip(text, pos + 1)
-                if text[pos:pos + 1] == "]":
-                    raise _JsonSyntax(pos, "expected a value after ',', found ']' (a trailing comma)",
-                                      "remove the last comma (JSON allows none)")
-                continue
-            if text[pos:pos + 1] == "]":
-                return items, pos + 1
-            raise _JsonSyntax(pos, "expected ',' or ']'")
+            more, pos = _after_member(text, pos, "]")
+            if not more:
+                return items, pos
     if ch == '"':
         return _string(text, pos)
     for word, value in (("true", True), ("false", False), ("null", None)):
