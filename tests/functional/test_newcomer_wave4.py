@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from .project import Project, copy_of, one_case, template
+from .project import ONE_SPEC, Project, copy_of, one_case, template
 
 ONE_RUN = "newcomer4-one-run"
 
@@ -80,15 +80,8 @@ def test_a_bad_value_of_explain_prints_explains_usage(tmp_path: Path, args: list
 
 # -- --batch with nothing it can batch --------------------------------------------------------------------------------
 
-JUDGED = """\
-skill: skills/a
-agent: {kind: command, command: [python3, agent.py]}
-judge: {provider: anthropic, model: claude-sonnet-4-6}
-cases:
-  - id: one
-    prompt: say one
-    rubric: Is it loud?
-"""
+JUDGED = ONE_SPEC.replace("cases:", "judge: {provider: anthropic, model: claude-sonnet-4-6}\ncases:").replace(
+    "checks: [{type: contains, needle: ONE}]", "rubric: Is it loud?")
 
 
 def test_batch_with_no_judge_it_can_batch_says_so_once(ran_once: Path, tmp_path: Path) -> None:
@@ -110,17 +103,7 @@ def test_batch_with_no_judge_it_can_batch_says_so_once(ran_once: Path, tmp_path:
 
 # -- the viewer after a selected run ----------------------------------------------------------------------------------
 
-TWO_CASES = """\
-skill: skills/a
-agent: {kind: command, command: [python3, agent.py]}
-cases:
-  - id: one
-    prompt: say one
-    checks: [{type: contains, needle: ONE}]
-  - id: two
-    prompt: say two
-    checks: [{type: contains, needle: TWO}]
-"""
+TWO_CASES = ONE_SPEC + "  - id: two\n    prompt: say two\n    checks: [{type: contains, needle: TWO}]\n"
 
 
 def _pages(project: Project, folder: Path) -> tuple[str, str]:
@@ -154,15 +137,7 @@ def test_the_viewer_says_not_run_for_a_cell_the_selection_left_out(tmp_path: Pat
 
 # -- an adaptive run's last progress line -----------------------------------------------------------------------------
 
-ADAPTIVE_ONE = """\
-skill: skills/a
-agent: {kind: command, command: [python3, agent.py]}
-trials: {min: 3, max: 12, decide: 0.5}
-cases:
-  - id: one
-    prompt: say one
-    checks: [{type: contains, needle: ONE}]
-"""
+ADAPTIVE_ONE = ONE_SPEC.replace("cases:", "trials: {min: 3, max: 12, decide: 0.5}\ncases:")
 
 
 def test_an_adaptive_run_ends_with_its_count_and_total_agreeing(tmp_path: Path) -> None:
