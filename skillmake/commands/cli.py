@@ -86,6 +86,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _error(message: str, hint: str | None) -> None:
+    """A usage error: its message, then its usage line as it is, or any other fix as every error says one."""
+    if hint and not hint.startswith("usage:"):
+        hint = f"  hint: {hint}"
     console.write_line(sys.stderr, f"skillmake: {message}" + (f"\n{hint}" if hint else ""))
 
 

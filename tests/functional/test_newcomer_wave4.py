@@ -61,6 +61,8 @@ def test_a_bad_skillmake_shard_names_the_variable_not_the_option(tmp_path: Path,
     run = project.run(*command, env={"SKILLMAKE_SHARD": "9/4"}, check_views=False)
     assert run.code == 3, run.out + run.err
     assert "SKILLMAKE_SHARD='9/4': I must be 1 to 4" in run.err, run.err
+    # and its fix said as every error says one (explain printed it bare, the run with "  hint: ")
+    assert "\n  hint: a matrix of 4 jobs runs SKILLMAKE_SHARD=1/4" in run.err, run.err
     assert "--shard" not in run.err, run.err
     assert "Traceback" not in run.err
 
