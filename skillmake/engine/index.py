@@ -53,6 +53,7 @@ class Index:
         self.used: dict[str, list[Any]] = {}
         self.damaged: dict[str, str] = {}  # key → why its record was set aside (a lost or corrupt object)
         self._checked: dict[str, str | None] = {}  # object hex → None (fine), "missing" or "corrupt"
+        self._trees: dict[str, list[str]] = {}  # workspace tree digest → the objects it names (as read once)
         self.changed = False
 
     # --- the plan -------------------------------------------------------------------------------------------
@@ -88,12 +89,17 @@ class Index:
 
     # --- the report task: the records its run made ----------------------------------------------------------
 
-    def add(self, key: str) -> None:
+    def add(self, key: str, record: dict[str, Any] | None = None, *, before_ns: int = 0) -> None:
         """Index the stored result of `key` if the index does not hold it yet (a record this run made: its
-        objects were just written, and the checkout verified those it shows, so their stat is taken as it is)."""
+        objects were just written, and the checkout verified those it shows, so their stat is taken as it is).
+
+        `record`: the result as the caller read it from the store, used instead of reading the file again when the
+        file was last changed before `before_ns` (a time before the caller read it: the file holds what it read)."""
         if key in self.used or self._current(key) is not None:
             return
-        entry = self._read(key)
+        entry = self._from(key, record, before_ns) if record is not None else None
+        if entry is None:
+            entry = self._read(key)
         if entry is not None and self._first_bad(entry[6], trusted=True) is None:
             self.used[key] = entry
             self.changed = True
@@ -114,6 +120,17 @@ class Index:
             return None
         return entry if [st.st_ino, st.st_size, st.st_mtime_ns] == entry[:3] else None
 
+    def _from(self, key: str, record: dict[str, Any], before_ns: int) -> list[Any] | None:
+        """The entry of `key` from `record` (read by the caller) and one stat of its file; None when the file
+        changed since `before_ns` (then it is read again)."""
+        try:
+            st = os.stat(self._action(key))
+        except OSError:
+            return None
+        if st.st_mtime_ns >= before_ns:
+            return None
+        return self._entry(key, record, st)
+
     def _read(self, key: str) -> list[Any] | None:
         """The entry of `key` from its record file: a fast look (parse only; the record is schema-checked when
         it is used). None when there is no result."""
@@ -123,6 +140,9 @@ class Index:
                 record = orjson.loads(f.read())
         except (OSError, orjson.JSONDecodeError):
             return None
+        return self._entry(key, record, st)
+
+    def _entry(self, key: str, record: Any, st: os.stat_result) -> list[Any] | None:
         if not isinstance(record, dict) or record.get("key") != key or record.get("outcome") not in CACHEABLE:
             return None
         try:
@@ -134,9 +154,12 @@ class Index:
         except (KeyError, TypeError, ValueError, AttributeError):
             return None
         if tree is not None:
-            files = self.store.get_json(tree)  # hashed here: a corrupt tree is quarantined, then found missing
-            if isinstance(files, dict):
-                digests += [n["file"] for n in files.values() if isinstance(n, dict) and isinstance(n.get("file"), str)]
+            if tree not in self._trees:  # many trials keep the same tree (an empty workspace): read it once
+                files = self.store.get_json(tree)  # hashed here: a corrupt tree is quarantined, then found missing
+                self._trees[tree] = ([n["file"] for n in files.values()
+                                      if isinstance(n, dict) and isinstance(n.get("file"), str)]
+                                     if isinstance(files, dict) else [])
+            digests += self._trees[tree]
         hexes = list(dict.fromkeys(d[7:] for d in digests if isinstance(d, str) and d.startswith("sha256:")))
         return [st.st_ino, st.st_size, st.st_mtime_ns, outputs, took, tree, hexes]
 
@@ -189,9 +212,15 @@ def _describe(store: Store, key: str, h: str, state: str) -> str:
             "the trial runs again")
 
 
-def refresh(project: Project, spec_name: str, keys: list[str]) -> None:
-    """Index the stored results of `keys` that the index does not hold yet (the report task, after its run)."""
+def refresh(project: Project, spec_name: str, keys: list[str], records: dict[str, dict[str, Any]] | None = None,
+            *, before_ns: int = 0) -> None:
+    """Index the stored results of `keys` that the index does not hold yet (the report task, after its run).
+    `records`: key → the result the caller read from the store after `before_ns` (Index.add)."""
     index = Index(index_path(project, spec_name), project.store)
+    records = records or {}
     for key in keys:
-        index.add(key)
+        index.add(key, records.get(key), before_ns=before_ns)
     index.save(prune=False)
+
+
+RACY_NS = 2_000_000_000  # a file's mtime within this of a clock reading may be older than the write (coarse clock)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import os
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +15,7 @@ from skillmake.core import atomic, console
 from skillmake.core.console import write_line
 from skillmake.core.paths import cut_links
 from skillmake.engine import settled
-from skillmake.engine.index import refresh
+from skillmake.engine.index import RACY_NS, refresh
 from skillmake.engine.plan import SpecPlan, report_inputs, settings_digest
 from skillmake.engine.stale import Stale
 from skillmake.results.checkout import Cell, CellRecords, cell_rel, checkout, records_of, views_current
@@ -118,6 +119,7 @@ def build_and_write(project: Project, plan: SpecPlan, *, evaluated: bool = True,
     from skillmake.spec.adapters.eva import is_eva_spec
 
     settled.unsettle(project, plan.spec.name)  # until this report is written and passed
+    read_after = time.time_ns() - RACY_NS  # every record below is read after this: refresh need not read it again
     cells = cells_of(project, plan)
     if plan.spec.adaptive is not None:  # only the trials up to the look that decided each cell count
         from skillmake.engine.adaptive import counted
@@ -125,7 +127,8 @@ def build_and_write(project: Project, plan: SpecPlan, *, evaluated: bool = True,
         cells = counted(plan.spec, cells)
     checkout(project, cells)
     # The records this run made join the plan's index: the next run opens none of them.
-    refresh(project, plan.spec.name, [c.cell.key for c in cells] + [t.tkey.key for t in plan.triggers])
+    refresh(project, plan.spec.name, [c.cell.key for c in cells] + [t.tkey.key for t in plan.triggers],
+            {c.cell.key: c.trial for c in cells if c.trial is not None}, before_ns=read_after)
     trials = [c.trial for c in cells if c.trial is not None]
     grades = [c.grade for c in cells if c.grade is not None]
     keys = {c.cell.name: (c.cell.key, c.grade_key) for c in cells}

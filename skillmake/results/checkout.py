@@ -13,6 +13,7 @@ of cells that no longer exist are removed. Each case's folder also gets skill-cr
 from __future__ import annotations
 
 import os
+import stat
 import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -24,6 +25,7 @@ import orjson
 from skillmake.core import atomic, fstree
 from skillmake.core.canonical import digest_json
 from skillmake.core.paths import cut_links
+from skillmake.core.redact import environment_secrets
 from skillmake.run import grade as grading
 from skillmake.run import trial as trials
 from skillmake.run.judges import expectations as expectations_judge
@@ -87,7 +89,7 @@ def records_of(project: Project, cell: Cell) -> CellRecords:
     if trial is None:
         return CellRecords(cell=cell, trial=None, grade=None, grade_key=None)
     key = grading.key_for(cell.spec, cell.case, trial)[0]
-    grade = grading.cached(project, cell.spec, cell.case, trial)
+    grade = grading.cached(project, cell.spec, cell.case, trial, key=key)
     grade_key = key if grade is not None else None
     if grade is None:
         grade = store.get_attempt(key, schema=GRADE_SCHEMA)
@@ -119,10 +121,13 @@ def checkout(project: Project, cells: Sequence[CellRecords]) -> int:
     specs = {rec.cell.spec.name for rec in cells}
     shown = {name: _load_views(project, name) for name in specs}
     views: dict[str, dict[str, Any]] = {name: {} for name in specs}
+    safe: set[str] = set()  # arm folders whose path below runs/ has no link (cut_links once each, not per cell)
+    secrets = environment_secrets()
 
     def one(rec: CellRecords) -> tuple[CellRecords, str, dict[str, Any], bool]:
         rel = cell_rel(rec.cell.case.id, rec.cell.arm.name, rec.cell.k)
-        return (rec, rel, *_write_view(project, rec, shown[rec.cell.spec.name].get(rel)))
+        return (rec, rel, *_write_view(project, rec, shown[rec.cell.spec.name].get(rel), safe=safe,
+                                       secrets=secrets))
 
     if len(cells) < 2 * THREADS:
         done: Iterable[tuple[CellRecords, str, dict[str, Any], bool]] = [one(rec) for rec in cells]
@@ -255,13 +260,15 @@ def _unchanged(folder: str, stat: Any) -> bool:
     return True
 
 
-def _write_view(project: Project, rec: CellRecords, shown: Any) -> tuple[dict[str, Any], bool]:
+def _write_view(project: Project, rec: CellRecords, shown: Any, *, safe: set[str] | None = None,
+                secrets: tuple[str, ...] | None = None) -> tuple[dict[str, Any], bool]:
     """Check the cell's folder out unless `shown` (its entry in <spec>.views.json) says it shows these records
-    untouched; returns its entry now and whether it was rewritten."""
+    untouched; returns its entry now and whether it was rewritten. `safe`: the arm folders this checkout found free
+    of links (only the cell's own folder is looked at then); `secrets`: environment_secrets(), asked once."""
     c = rec.cell
     folder = trial_dir(project.runs_dir, c.spec, c.case, c.arm.name, c.k).root
     with _LINKS:  # cells share their case and arm folders: one thread at a time removes a link there
-        cut_links(project.runs_dir, folder)  # a linked runs/<spec> (or below) is never written or deleted through
+        _cut_links(project.runs_dir, folder, safe)  # a linked runs/<spec> (or below) is never written through
     stamp = rec.stamp
     keys = [c.key, rec.grade_key]
     if isinstance(shown, dict):
@@ -276,8 +283,11 @@ def _write_view(project: Project, rec: CellRecords, shown: Any) -> tuple[dict[st
     # so the files in it are written as new files (no temp file and rename of their own).
     fresh = folder.with_name(f".{folder.name}.new-{os.getpid()}")
     fstree.remove_tree(fresh)
-    fresh.mkdir(parents=True)
-    _fill(project, rec, fresh)
+    try:
+        fresh.mkdir()
+    except FileNotFoundError:  # the cell's arm folder is new
+        fresh.mkdir(parents=True)
+    _fill(project, rec, fresh, secrets=environment_secrets() if secrets is None else secrets)
     _new_file(fresh / STAMP, orjson.dumps({"stamp": stamp, "cell": c.name, "keys": keys, "files": _files(fresh)}))
     old = folder.with_name(f".{folder.name}.old-{os.getpid()}")
     fstree.remove_tree(old)  # left by a run that died here
@@ -317,7 +327,23 @@ def _write_metadata(folder: Path, spec: Spec, case: Case) -> None:
     write_json(path, data, schema=METADATA_SCHEMA, what=f"eval metadata {path}")
 
 
-def _fill(project: Project, rec: CellRecords, folder: Path) -> None:
+def _cut_links(base: Path, folder: Path, safe: set[str] | None) -> None:
+    """cut_links(base, folder), looking only at `folder` itself when its parent is in `safe` (then added)."""
+    parent = os.path.dirname(folder)
+    if safe is None or parent not in safe:
+        cut_links(base, folder)
+        if safe is not None:
+            safe.add(parent)
+        return
+    try:
+        link = stat.S_ISLNK(os.lstat(folder).st_mode)
+    except OSError:
+        return
+    if link:
+        os.unlink(folder)
+
+
+def _fill(project: Project, rec: CellRecords, folder: Path, *, secrets: tuple[str, ...]) -> None:
     """Write the cell's files into `folder`, a new folder of its own (_write_view)."""
     from skillmake.results import grading_json, timing_json
     from skillmake.results.files import GRADING, TIMING, json_bytes
@@ -330,12 +356,13 @@ def _fill(project: Project, rec: CellRecords, folder: Path) -> None:
     output = store.get(trial["outputs"]["output"])
     if output is not None:
         _new_file(folder / "output.txt", output)
-    _new_file(folder / "timing.json", json_bytes(timing_json(trial), schema=TIMING, what=f"timing {folder}"))
+    _new_file(folder / "timing.json", json_bytes(timing_json(trial), schema=TIMING, what=f"timing {folder}",
+                                                 secrets=secrets))
     if grade is not None:
         _dump(folder / "grade.json", grade)
         names = {n for n in rec.cell.case.expectation_names if n}
         _new_file(folder / "grading.json", json_bytes(grading_json(grade, trial, names=names), schema=GRADING,
-                                                      what=f"grading {folder / 'grading.json'}"))
+                                                      what=f"grading {folder / 'grading.json'}", secrets=secrets))
     digest = kept_tree(trial)
     tree = store.get_json(digest) if digest else None
     if isinstance(tree, dict):

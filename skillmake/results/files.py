@@ -33,10 +33,12 @@ def write_json(path: str | Path, data: Mapping[str, Any], *, schema: str, what: 
     write_changed(path, orjson.dumps(data, option=orjson.OPT_INDENT_2) + b"\n", durable=False)
 
 
-def json_bytes(data: Mapping[str, Any], *, schema: str, what: str) -> bytes:
-    """What write_json writes (validated, redacted), for a writer that puts it in a new folder of its own."""
+def json_bytes(data: Mapping[str, Any], *, schema: str, what: str, secrets: tuple[str, ...] | None = None) -> bytes:
+    """What write_json writes (validated, redacted), for a writer that puts it in a new folder of its own.
+    `secrets`: environment_secrets(), when the writer asked once for many files."""
     validate_record(schema, data, what=what)
-    return redact_bytes(orjson.dumps(data, option=orjson.OPT_INDENT_2) + b"\n", environment_secrets())
+    return redact_bytes(orjson.dumps(data, option=orjson.OPT_INDENT_2) + b"\n",
+                        environment_secrets() if secrets is None else secrets)
 
 
 def write_changed(path: str | Path, data: bytes, *, durable: bool = False) -> bool:

@@ -68,18 +68,20 @@ def key_for(spec: Spec, case: Case, trial_record: dict[str, Any]) -> tuple[str, 
     return grade_key(outputs, gpart, jpart), inputs, [gpart, jpart]
 
 
-def cached(project: Project, spec: Spec, case: Case, trial_record: dict[str, Any]) -> dict[str, Any] | None:
+def cached(project: Project, spec: Spec, case: Case, trial_record: dict[str, Any], *, key: str | None = None
+           ) -> dict[str, Any] | None:
+    """The cached grade of `trial_record` under `case` (`key`: its grade key, when the caller has it)."""
     if trial_record["outcome"] not in TRIAL_RESULTS:
         return None
-    key = key_for(spec, case, trial_record)[0]
+    key = key or key_for(spec, case, trial_record)[0]
     record = project.store.get_action(key, schema=GRADE_SCHEMA)
     return record if record and record["outcome"] in CACHEABLE else None
 
 
-def stale(project: Project, spec: Spec, case: Case, trial_record: dict[str, Any], *, resample: bool = False
-          ) -> tuple[dict[str, Any] | None, bool]:
+def stale(project: Project, spec: Spec, case: Case, trial_record: dict[str, Any], *, resample: bool = False,
+          key: str | None = None) -> tuple[dict[str, Any] | None, bool]:
     """The cached grade of `trial_record` (or None), and whether `execute` grades it afresh all the same."""
-    hit = cached(project, spec, case, trial_record)
+    hit = cached(project, spec, case, trial_record, key=key)
     run_id = current_run_id()
     fresh_trial = resample and trial_record.get("run_id") == run_id
     return hit, not (hit is not None and not (fresh_trial and hit.get("run_id") != run_id))
@@ -105,7 +107,7 @@ def execute(project: Project, spec: Spec, case: Case, arm: Arm, k: int, trial_re
     this run already graded the same outputs. With `batched`, the judges' answers come from this run's batch
     (run/batch.py) instead of calls; the record is made the same way."""
     key, inputs, parts = key_for(spec, case, trial_record)
-    hit, again = stale(project, spec, case, trial_record, resample=resample)
+    hit, again = stale(project, spec, case, trial_record, resample=resample, key=key)
     run_id = current_run_id()
     fresh_trial = resample and trial_record.get("run_id") == run_id
     if not again:
@@ -114,7 +116,7 @@ def execute(project: Project, spec: Spec, case: Case, arm: Arm, k: int, trial_re
     # One grading of a key at a time: threads, runs, and clones sharing a remote (its lease): the second waits and
     # reuses the first's record.
     with project.store.key_lock(key):
-        made = cached(project, spec, case, trial_record)
+        made = cached(project, spec, case, trial_record, key=key)
         if made is not None and not (fresh_trial and made.get("run_id") != run_id):
             return GradeRun(record=made, ran=False)
         return _grade(project, spec, case, arm, k, trial_record, key=key, inputs=inputs, parts=parts, hit=hit,

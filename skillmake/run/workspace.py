@@ -315,6 +315,8 @@ def materialize(tree: dict[str, Any], dest: Path, get: Callable[[str], bytes | N
     from the store are left out. Returns how many files were written."""
     written = 0
     os.makedirs(dest, exist_ok=True)
+    if not tree:  # an empty workspace (most command agents'): its folder is all there is
+        return 0
     base = os.path.realpath(dest)
     for rel, node in sorted(tree.items()):
         target = os.path.normpath(os.path.join(base, rel))

@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 
 import orjson
+import pytest
 
 from skillmake.core.canonical import digest_json
 from skillmake.engine.plan import plan_spec
@@ -127,3 +128,30 @@ def test_a_corrupt_or_lost_object_sets_its_record_aside_and_says_which(tmp_path:
     assert not any(project.store.action_path(i.tkey.key).exists() for i in items)  # set aside: a miss everywhere
     assert not obj.exists()  # the corrupt object is quarantined too
     assert len(list((project.store.root / "quarantine").iterdir())) == 3
+
+
+def test_refresh_takes_the_records_the_report_read_and_reads_only_a_file_changed_since(tmp_path: Path,
+                                                                                       monkeypatch: pytest.MonkeyPatch
+                                                                                       ) -> None:
+    from skillmake.engine import index as index_module
+    from skillmake.store.objects import TRIAL_SCHEMA
+
+    project = make(tmp_path)
+    spec = project.specs[0]
+    _run_all(project)
+    keys = [item.tkey.key for item in plan_spec(project, spec).items]
+    (project.state_dir / "index" / f"{spec.name}.json").unlink()
+    records = {key: project.store.get_action(key, schema=TRIAL_SCHEMA) for key in keys}
+    old, new = 10**18, 3 * 10**18  # before and after the reading began (1.5e18)
+    for key in keys:
+        os.utime(project.store.action_path(key), ns=(new, new) if key == keys[0] else (old, old))
+    read: list[str] = []
+    real_read = index_module.Index._read
+    monkeypatch.setattr(index_module.Index, "_read", lambda self, key: read.append(key) or real_read(self, key))
+    index_module.refresh(project, spec.name, keys, records, before_ns=int(1.5e18))
+    assert read == [keys[0]]  # the others came from the records in hand: no file opened again
+    saved = orjson.loads((project.state_dir / "index" / f"{spec.name}.json").read_bytes())
+    for key in keys:
+        st = os.stat(project.store.action_path(key))
+        assert saved["trials"][key][:4] == [st.st_ino, st.st_size, st.st_mtime_ns,
+                                            digest_json(records[key]["outputs"])]
