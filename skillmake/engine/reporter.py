@@ -101,9 +101,7 @@ class SkillmakeReporter:
                 self._success(f"grade:{task.name[6:]}", "grade", values["grade"], None)
             else:
                 self._success(task.name, kind, values, started)
-            # Said and counted: doit keeps a task's values in its dep db until the run ends (and writes them there);
-            # nothing reads them again, so a long run does not hold every trial's and grade's values.
-            values.clear()
+            _forget(task)
 
     def _success(self, name: str, kind: str, values: dict[str, Any], started: float | None) -> None:
         """One finished trial, grade, trigger or other task: counted, and its line. `started`: when its task
@@ -376,6 +374,18 @@ def _closure(tasks: dict[str, Any], selected: Iterable[str]) -> set[str]:
         task = tasks[name]
         todo.extend(d for d in (*task.task_dep, *task.setup_tasks) if d in tasks and d not in seen)
     return seen
+
+
+def _forget(task: Any) -> None:
+    """Said and counted: drop what doit would hold of a finished task until the run ends. It keeps the action's
+    returned dict as the task's result and a copy as its values, both in its dep db (and writes them there at the
+    end), and the action objects on the task; nothing reads them again (no task of ours has a result_dep or
+    getargs), so a long run does not hold every trial's and grade's values."""
+    for held in (getattr(task, "values", None), getattr(task, "result", None)):
+        if isinstance(held, dict):
+            held.clear()
+    if getattr(task, "_action_instances", None) is not None:  # doit makes them again if ever asked
+        task._action_instances = None
 
 
 def _known_uptodate(task: Any) -> bool:

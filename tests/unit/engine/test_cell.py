@@ -61,7 +61,8 @@ def test_a_first_run_makes_one_task_per_cell_and_says_both_lines(first: tuple[Pr
     assert sum(" grade:a/" in line for line in lines) == CELLS
     assert lines[-1].startswith(f"[{2 * CELLS}/{2 * CELLS}")
     # Once said, a task's values are dropped: doit's db holds none of them.
-    assert all(data.get("_values_:") == {} for name, data in done.items() if name.startswith("trial:"))
+    assert all(data.get("_values_:") == {} and data.get("result:", {}) == {} for name, data in done.items()
+               if name.startswith("trial:"))
 
 
 def test_a_regrade_makes_grade_tasks_only_and_a_listing_shows_both(first: tuple[Project, Any],
@@ -113,8 +114,10 @@ def test_the_reporter_counts_a_merged_task_as_two_steps_and_a_failed_grade_as_th
     assert rep._progress().startswith("[0/6")
     for t in (ok, bad, broken):
         rep.execute_task(t)
+    ok.result = ok.values  # doit's task.result is the dict the action returned
+    ok._action_instances = [object()]
     rep.add_success(ok)
-    assert ok.values == {}  # said, counted, dropped
+    assert ok.values == {} and ok._action_instances is None  # said, counted, dropped
     rep.add_failure(bad, cell.GradeFailed(TaskFailed("judge exploded"), {"outcome": "completed", "ran": True,
                                                                          "seconds": 2.0}))
     rep.add_failure(broken, TaskFailed("no agent"))  # the trial failed: its grade never starts, and leaves the total
