@@ -131,7 +131,7 @@ def _markers_in(folder: str) -> list[str]:
     if seen is None or seen[0] != sig:
         now = time.time()
         present = []
-        for name in MARKERS:
+        for name in _candidates_in(folder, st):
             path = os.path.join(folder, name)
             try:
                 mode = os.lstat(path).st_mode
@@ -146,6 +146,18 @@ def _markers_in(folder: str) -> list[str]:
         if seen is None:
             return visible_in(folder)
     return [path for path, is_dir in seen[1] if not is_dir or _holds_something(path)]
+
+
+def _candidates_in(folder: str, st: os.stat_result | None) -> tuple[str, ...]:
+    """The MARKERS that may be in `folder`: those its listing holds when it is small (one block, as a trial's own
+    folders are: one listing instead of a stat per name), else all of them."""
+    if st is None or st.st_size > 4096:
+        return MARKERS
+    try:
+        names = set(os.listdir(folder))
+    except OSError:
+        return MARKERS
+    return tuple(name for name in MARKERS if name in names)
 
 
 def visible_in(folder: str) -> list[str]:

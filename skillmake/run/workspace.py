@@ -10,7 +10,7 @@ import re
 import stat
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -42,14 +42,13 @@ class TrialDir:
     workspace/ and the result files, checked out by checkout.py)."""
 
     root: Path
+    # root / "workspace" and root / "home", made once (a trial asks for them a dozen times)
+    workspace: Path = field(init=False, repr=False, compare=False)
+    home: Path = field(init=False, repr=False, compare=False)
 
-    @property
-    def workspace(self) -> Path:
-        return self.root / "workspace"
-
-    @property
-    def home(self) -> Path:
-        return self.root / "home"
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "workspace", self.root / "workspace")
+        object.__setattr__(self, "home", self.root / "home")
 
     def read(self, name: str, *, key: str | None = None) -> dict[str, Any] | None:
         """A kept record (trial.json, grade.json): None when missing, unreadable, or — given `key` — another's."""

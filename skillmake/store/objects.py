@@ -57,6 +57,7 @@ class Store:
         self.objects = self.root / "objects"
         self._objects = str(self.objects)
         self.actions = self.root / "actions"
+        self._actions = str(self.actions)
         self.quarantine_dir = self.root / "quarantine"
         # A shared remote store (remote.py): asked on a local miss of an action key, sent each record written.
         self.remote: Remote | None = None
@@ -117,6 +118,11 @@ class Store:
         h = hex_of(key)
         return self.actions / h[:2] / f"{h}.json"
 
+    def _action_file(self, key: str) -> str:
+        """action_path as a string (read and written several times a trial; no Path built)."""
+        h = hex_of(key)
+        return f"{self._actions}/{h[:2]}/{h}.json"
+
     def has_action(self, key: str) -> bool:
         return self.action_path(key).exists()
 
@@ -131,22 +137,24 @@ class Store:
             raise RecordError(f"record names objects that are not stored: {missing[:3]}",
                               hint="objects must be written before the action entry (a bug in skillmake)")
         data = orjson.dumps(record, option=orjson.OPT_INDENT_2)
-        atomic.write_bytes(self.action_path(record["key"]), data)
+        atomic.write_bytes(self._action_file(record["key"]), data)
         _known_valid(schema, data)
         if push and self.remote is not None:
             self.remote.write_back(record, self)
 
     def get_action(self, key: str, *, schema: str, verify: bool = True) -> dict[str, Any] | None:
         """The cached record for `key`, or None: missing, unreadable, invalid, or naming a lost object."""
-        path = self.action_path(key)
+        path = self._action_file(key)
         try:
-            data = path.read_bytes()
+            with open(path, "rb") as f:
+                data = f.read()
         except OSError:
             # A local miss asks the remote, which writes the record and its objects here when it has them.
             if self.remote is None or not self.remote.fetch(key, self, schema=schema):
                 return None
             try:
-                data = path.read_bytes()
+                with open(path, "rb") as f:
+                    data = f.read()
             except OSError:
                 return None
         try:
@@ -157,10 +165,10 @@ class Store:
             if record.get("key") != key:
                 raise RecordError("key mismatch")
         except (orjson.JSONDecodeError, RecordError):
-            self._quarantine(path)
+            self._quarantine(Path(path))
             return None
         if verify and not all(self.has(d) for d in named_objects(record)):
-            self._quarantine(path)
+            self._quarantine(Path(path))
             return None
         return dict(record)
 
@@ -198,8 +206,9 @@ class Store:
         return dict(record) if record.get("key") == key else None
 
     def clear_attempt(self, key: str) -> None:
+        h = hex_of(key)
         with contextlib.suppress(OSError):
-            os.unlink(self.attempt_path(key))
+            os.unlink(f"{self.root}/attempts/{h[:2]}/{h}.json")
 
     # --- one execution per key at a time, across runs and projects sharing this store ----
 
