@@ -25,3 +25,14 @@ class Parser(argparse.ArgumentParser):
             options = [o for o in self._option_string_actions if o.startswith("--")]
             message = f"unknown option {word}{did_you_mean(word.split('=', 1)[0], options, quote=False)}"
         raise UsageError(message, hint=self.usage_line or " ".join(self.format_usage().split()))  # one line
+
+
+def parsed(parser: argparse.ArgumentParser, args: list[str]) -> argparse.Namespace | int:
+    """The parsed command line, or the exit code when argparse ended it: 0 after --help, 3 otherwise (a parser
+    that is not a Parser printed its own usage line and error)."""
+    from skillmake.core.errors import EXIT_OK, EXIT_USAGE
+
+    try:
+        return parser.parse_args(args)
+    except SystemExit as exc:
+        return EXIT_OK if exc.code == 0 else EXIT_USAGE

@@ -21,7 +21,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from skillmake.commands.argparser import Parser
+from skillmake.commands.argparser import Parser, parsed
 from skillmake.core.console import paint, write_line
 from skillmake.core.errors import EXIT_FAILED, EXIT_INVALID, EXIT_OK, EXIT_USAGE, SkillmakeError, UsageError
 from skillmake.run.project import Project
@@ -126,10 +126,9 @@ def _parser() -> argparse.ArgumentParser:
 def main(args: list[str]) -> int:
     """`skillmake grade --output FILE [SPEC] [--case ID]`; the front end dispatches here when --output is given
     (a bare `grade` stays doit's task group)."""
-    try:
-        opts = _parser().parse_args(args)
-    except SystemExit as exc:  # argparse printed the usage line and the error (or the help)
-        return EXIT_OK if exc.code == 0 else EXIT_USAGE
+    opts = parsed(_parser(), args)
+    if isinstance(opts, int):
+        return opts
     if opts.root is not None:
         if not os.path.isdir(opts.root):
             _err(f"skillmake: --root {opts.root}: no such folder")

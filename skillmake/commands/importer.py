@@ -12,7 +12,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
-from skillmake.commands.argparser import Parser
+from skillmake.commands.argparser import Parser, parsed
 from skillmake.core import atomic
 from skillmake.core.canonical import canonical_json
 from skillmake.core.errors import (
@@ -83,10 +83,9 @@ def main(args: list[str]) -> int:
     parser.add_argument("-o", "--output", metavar="OUT", help="where to write it (default: <name>.eval.yaml beside "
                         "FILE); its paths are rewritten relative to OUT's folder")
     parser.add_argument("--force", action="store_true", help="replace OUT when it exists")
-    try:
-        opts = parser.parse_args(args)
-    except SystemExit as exc:
-        return EXIT_OK if exc.code == 0 else EXIT_USAGE
+    opts = parsed(parser, args)
+    if isinstance(opts, int):
+        return opts
     try:
         return run(opts.file, output=opts.output, force=opts.force)
     except ImportRefused as exc:
@@ -392,25 +391,15 @@ def schema_ref(root: str, folder: str, *, skill: str | None = None) -> str:
     """The modeline's schema, as `skillmake init` points at it: the project's copy under schemas/ (written when
     missing), else the schema's stable URL when someone else's file is there, or when the copy would land inside
     the skill's folder (caliper's layout: the project is the skill's folder): nothing is written into a skill."""
-    from skillmake.commands.scaffold import SCHEMA_FOLDER, SCHEMA_URL, write_schema
+    from skillmake.commands.scaffold import SCHEMA_FOLDER, SCHEMA_URL, ours, write_schema
 
     schema = os.path.join(root, SCHEMA_FOLDER, SPEC)
     inside = skill is not None and os.path.realpath(schema).startswith(os.path.realpath(skill) + os.sep)
-    if (os.path.exists(schema) and not _ours(schema)) or (inside and not os.path.exists(schema)):
+    if (os.path.exists(schema) and not ours(schema)) or (inside and not os.path.exists(schema)):
         return f"{SCHEMA_URL}{SPEC}"
     if not os.path.exists(schema):
         write_schema(SPEC, os.path.dirname(schema))
     return _rel(schema, folder)
-
-
-def _ours(path: str) -> bool:
-    from skillmake.commands.scaffold import SCHEMA_URL
-
-    try:
-        with open(path, encoding="utf-8") as f:
-            return str(json.load(f).get("$id", "")).startswith(SCHEMA_URL)
-    except (OSError, ValueError, AttributeError):
-        return False
 
 
 def _read_back(out: str, text: str, *, expected: dict[str, Any]) -> str | None:

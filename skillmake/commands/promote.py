@@ -21,7 +21,7 @@ from typing import Any
 
 import orjson
 
-from skillmake.commands.argparser import Parser
+from skillmake.commands.argparser import Parser, parsed
 from skillmake.core import atomic
 from skillmake.core.console import write_line
 from skillmake.core.errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE, RecordError, SkillmakeError
@@ -75,10 +75,9 @@ def main(args: list[str]) -> int:
     parser.add_argument("specs", nargs="*", help="spec names (default: all)")
     parser.add_argument("--status", action="store_true", help="show each spec's state and whether it may move; "
                                                               "change nothing")
-    try:
-        opts = parser.parse_args(args)
-    except SystemExit as exc:  # argparse printed the usage line and the error (or the help)
-        return EXIT_OK if exc.code == 0 else EXIT_USAGE
+    opts = parsed(parser, args)
+    if isinstance(opts, int):
+        return opts
     try:
         return _promote(opts.specs, status=opts.status)
     except RecordError as exc:

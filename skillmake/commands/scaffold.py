@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import re
 import sys
 from dataclasses import dataclass
 
-from skillmake.commands.argparser import Parser
+from skillmake.commands.argparser import Parser, parsed
 from skillmake.core import atomic
 from skillmake.core.errors import EXIT_OK, EXIT_USAGE
 from skillmake.spec.schema import SPEC, schema_dir, schema_names
@@ -54,7 +53,7 @@ def init_main(args: list[str]) -> int:
                         "file (default: the skill in the current folder, or the only one below it)")
     parser.add_argument("--agent", choices=("command", "claude-code"), default="command",
                         help="command: any program, offline (default); claude-code: the real `claude -p`")
-    opts = _parse(parser, args)
+    opts = parsed(parser, args)
     if isinstance(opts, int):
         return opts
     try:
@@ -92,7 +91,7 @@ def init(cwd: str, given: str | None, *, agent: str) -> tuple[list[str], str]:
     spec = os.path.join(folder, f"{skill.name}.eval.yaml")
     _refuse_existing(spec)
     schema = os.path.join(root, SCHEMA_FOLDER, SPEC)
-    if not _ours(schema):
+    if not ours(schema):
         if os.path.exists(schema):
             schema_ref = f"{SCHEMA_URL}{SPEC}"  # someone else's file there: point at the stable id instead
         else:
@@ -222,7 +221,7 @@ def schema_main(args: list[str]) -> int:
     where.add_argument("--path", action="store_true", help="print where the installed file is instead")
     where.add_argument("--write", metavar="DIR", help="write a copy into DIR (replacing an older copy) and print "
                        "the modeline that points a spec at it")
-    opts = _parse(parser, args)
+    opts = parsed(parser, args)
     if isinstance(opts, int):
         return opts
     file = f"{opts.name}.schema.json"
@@ -252,20 +251,13 @@ def write_schema(file: str, folder: str) -> str:
     return target
 
 
-def _ours(path: str) -> bool:
+def ours(path: str) -> bool:
     """Whether `path` is a copy of one of skillmake's schemas (by its `$id`)."""
     try:
         with open(path, encoding="utf-8") as f:
             return str(json.load(f).get("$id", "")).startswith(SCHEMA_URL)
     except (OSError, ValueError, AttributeError):
         return False
-
-
-def _parse(parser: argparse.ArgumentParser, args: list[str]) -> argparse.Namespace | int:
-    try:
-        return parser.parse_args(args)
-    except SystemExit as exc:
-        return EXIT_OK if exc.code == 0 else EXIT_USAGE
 
 
 if __name__ == "__main__":

@@ -7,7 +7,7 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from skillmake.commands.argparser import Parser
+from skillmake.commands.argparser import Parser, parsed
 from skillmake.commands.argv import Invocation
 from skillmake.core.console import write_line
 from skillmake.core.errors import (
@@ -16,7 +16,6 @@ from skillmake.core.errors import (
     EXIT_INVALID,
     EXIT_NO_SPECS,
     EXIT_OK,
-    EXIT_USAGE,
     UsageError,
 )
 
@@ -43,13 +42,6 @@ def _parser(prog: str, description: str) -> argparse.ArgumentParser:
                   epilog="every command also takes --root DIR, --color and --no-color")
 
 
-def _parse(parser: argparse.ArgumentParser, args: list[str]) -> argparse.Namespace | int:
-    try:
-        return parser.parse_args(args)
-    except SystemExit as exc:  # argparse printed the usage line and the error (or the help)
-        return EXIT_OK if exc.code == 0 else EXIT_USAGE
-
-
 def validate(args: list[str]) -> int:
     from skillmake.spec.validate import render_json, render_skipped, render_text, validate_files
 
@@ -59,7 +51,7 @@ def validate(args: list[str]) -> int:
     parser.add_argument("-q", "--quiet", action="store_true", help="print nothing when all specs are valid")
     parser.add_argument("-v", "--verbose", action="store_true",
                         help="also print what a translation from another tool's format did not carry over")
-    opts = _parse(parser, args)
+    opts = parsed(parser, args)
     if isinstance(opts, int):
         return opts
     root = project_root()
@@ -171,7 +163,7 @@ def _override_lines(project: Project) -> list[str]:
 def report(args: list[str]) -> int:
     parser = _parser("skillmake report", "Re-render the reports from the stored records; runs nothing.")
     parser.add_argument("specs", nargs="*", help="spec names (default: all)")
-    opts = _parse(parser, args)
+    opts = parsed(parser, args)
     if isinstance(opts, int):
         return opts
     from skillmake.engine.report import build_and_write

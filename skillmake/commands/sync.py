@@ -8,7 +8,6 @@ laptop can go offline with them.
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 from collections.abc import Sequence
@@ -16,6 +15,7 @@ from typing import Any
 
 import orjson
 
+from skillmake.commands.argparser import Parser, parsed
 from skillmake.core.console import write_line
 from skillmake.core.errors import EXIT_FAILED, EXIT_NO_SPECS, EXIT_OK, UsageError
 from skillmake.run.project import Project
@@ -25,18 +25,15 @@ from skillmake.store.remote import Remote, remote_of
 BATCH = 256  # records per push batch: every object of a batch goes up before any of its entries
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> Any:  # argparse's hook; never returns
-        raise UsageError(f"{self.prog.removeprefix('skillmake ')}: {message}", hint=self.format_usage().strip())
-
-
 def push_main(args: Sequence[str]) -> int:
-    parser = _Parser(prog="skillmake push", allow_abbrev=False,
+    parser = Parser(prog="skillmake push",
                      description="Send every result in the local store that the remote store lacks (objects "
                                  "first, then each entry); the specs need not be there. Exit 0; 1 the remote "
                                  "could not be reached (the rest stay local); 3 with no remote set; 5 when the "
                                  "local store holds no result to send.")
-    parser.parse_args(list(args))
+    given = parsed(parser, list(args))
+    if isinstance(given, int):  # --help
+        return given
     store, remote = _local_store()
     remote.drain(store)  # what runs left in the outbox (killed mid-upload, or the remote was down)
     records = list(_local_records(store))
@@ -62,12 +59,14 @@ def push_main(args: Sequence[str]) -> int:
 
 
 def pull_main(args: Sequence[str]) -> int:
-    parser = _Parser(prog="skillmake pull", allow_abbrev=False,
+    parser = Parser(prog="skillmake pull",
                      description="Fetch from the remote store every trial and grade the specs name now (only "
                                  "what the local store lacks; every object verified by hash). Exit 0, 3 with no "
                                  "remote set.")
     parser.add_argument("specs", nargs="*", metavar="SPEC", help="spec names (default: every spec)")
-    opts = parser.parse_args(list(args))
+    opts = parsed(parser, list(args))
+    if isinstance(opts, int):  # --help
+        return opts
     project, remote = _open()
     specs = [s for s in project.specs if not opts.specs or s.name in opts.specs]
     unknown = sorted(set(opts.specs) - {s.name for s in project.specs})

@@ -6,7 +6,7 @@ import argparse
 import sys
 import webbrowser
 
-from skillmake.commands.argparser import Parser
+from skillmake.commands.argparser import Parser, parsed
 from skillmake.core.console import write_line
 from skillmake.core.errors import EXIT_OK, EXIT_USAGE, SkillmakeError, UsageError
 from skillmake.view import data
@@ -41,12 +41,12 @@ def _say(text: str, *, err: bool = False) -> None:
 
 def main(args: list[str]) -> int:
     try:
-        opts = _parser().parse_args(args)
-    except SystemExit as exc:  # --help printed
-        return EXIT_OK if exc.code == 0 else EXIT_USAGE
+        opts = parsed(_parser(), args)
     except UsageError as exc:
         _say(f"skillmake view: {exc.render()}", err=True)
         return EXIT_USAGE
+    if isinstance(opts, int):  # --help printed
+        return opts
     if not 0 <= opts.port <= 65535:
         _say(f"skillmake view: --port {opts.port} is not a port (0-65535; 0 picks a free one)", err=True)
         return EXIT_USAGE
