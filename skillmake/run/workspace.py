@@ -17,7 +17,7 @@ from typing import Any
 import orjson
 
 from skillmake.core import fstree
-from skillmake.run.staging import stage_inputs
+from skillmake.run.staging import stage_inputs, untouched
 from skillmake.spec.model import Case, Spec
 
 # Variables passed from the user's environment to every agent; everything else is dropped.
@@ -198,13 +198,14 @@ def _emptied(root: Path, mode: int) -> bool:
 
 
 def _strip(folder: str, mode: int) -> None:
-    """Remove every file and link under `folder`, keeping its sub-folders (given `mode` back)."""
+    """Remove every file and link under `folder`, keeping its sub-folders (given `mode` back) and the staged skill
+    files that are still exactly as staged (staging.untouched: the next trial of the skill keeps them)."""
     with os.scandir(folder) as entries:
         for entry in list(entries):
             if entry.is_dir(follow_symlinks=False):
                 _restore(entry.path, mode)
                 _strip(entry.path, mode)
-            else:
+            elif not untouched(entry.path):
                 os.unlink(entry.path)
 
 

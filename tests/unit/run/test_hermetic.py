@@ -214,3 +214,55 @@ def test_a_folder_changed_just_now_is_looked_into_again_every_time(tmp_path: Pat
     workspace.mkdir(parents=True)
     assert hermetic.problem(workspace) is None
     assert str(tmp_path / "fresh") not in hermetic._MARKERS_SEEN  # a change in the same tick would not show
+
+
+def _stage_twice_setup(tmp_path: Path) -> tuple[Skill, bytes, Path]:
+    top = tmp_path / "skill"
+    (top / "scripts").mkdir(parents=True)
+    (top / "SKILL.md").write_text("body\n")
+    (top / "scripts" / "run.sh").write_text("echo\n")
+    manifest = {"kind": "folder", "files": {"SKILL.md": _digest(b"body\n"), "scripts/run.sh": _digest(b"echo\n")}}
+    return Skill(name="s", path=str(top), kind="folder"), canonical_json(manifest), tmp_path / "trial" / "skill"
+
+
+def test_a_spare_folders_untouched_staged_skill_is_kept_not_written_again(tmp_path: Path) -> None:
+    from skillmake.run.workspace import _strip
+
+    skill, manifest, dest = _stage_twice_setup(tmp_path)
+    staged = Path(stage_skill(skill, manifest, dest).path)
+    inodes = {p.name: p.stat().st_ino for p in staged.rglob("*") if p.is_file()}
+    _strip(str(dest), 0o755)  # the trial is over: its folder is emptied for the next one
+    assert {p.name: p.stat().st_ino for p in staged.rglob("*") if p.is_file()} == inodes  # kept: as staged
+    again = Path(stage_skill(skill, manifest, dest).path)
+    assert {p.name: p.stat().st_ino for p in again.rglob("*") if p.is_file()} == inodes  # no file made again
+    assert (again / "SKILL.md").read_text() == "body\n"
+
+
+def test_a_staged_skill_file_an_agent_changed_is_never_kept(tmp_path: Path) -> None:
+    from skillmake.run.workspace import _strip
+
+    skill, manifest, dest = _stage_twice_setup(tmp_path)
+    staged = Path(stage_skill(skill, manifest, dest).path)
+    st = (staged / "SKILL.md").stat()
+    (staged / "SKILL.md").write_text("evil\n")  # same size, times set back: only its ctime tells
+    os.utime(staged / "SKILL.md", ns=(st.st_atime_ns, st.st_mtime_ns))
+    _strip(str(dest), 0o755)
+    assert not (staged / "SKILL.md").exists() and (staged / "scripts" / "run.sh").exists()
+    assert (Path(stage_skill(skill, manifest, dest).path) / "SKILL.md").read_text() == "body\n"
+
+
+def test_a_kept_skill_is_verified_against_its_source_and_another_skills_files_go(tmp_path: Path) -> None:
+    from skillmake.run.workspace import _strip
+
+    skill, manifest, dest = _stage_twice_setup(tmp_path)
+    stage_skill(skill, manifest, dest)
+    _strip(str(dest), 0o755)
+    (Path(skill.path) / "SKILL.md").write_text("edited after planning\n")  # the key still names "body"
+    with pytest.raises(Changed, match="changed since the run was planned"):
+        stage_skill(skill, manifest, dest)
+    _strip(str(dest), 0o755)
+    (Path(skill.path) / "SKILL.md").write_text("body\n")
+    other = {"kind": "folder", "files": {"SKILL.md": _digest(b"body\n")}}  # no scripts/ in this one
+    staged = stage_skill(skill, canonical_json(other), dest)
+    files = sorted(str(p.relative_to(staged.path)) for p in Path(staged.path).rglob("*") if p.is_file())
+    assert files == ["SKILL.md"]
