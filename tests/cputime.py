@@ -65,6 +65,8 @@ def summary(folder: Path, top: int) -> list[str]:
     totals = 0.0
     for file in sorted(folder.glob("*.json")):
         data = json.loads(file.read_text())
+        if data["worker"] == "main" and not data["files"]:
+            continue  # xdist's controller: its children's time is the workers', counted in their own files
         totals += data["total"]
         for path, value in data["files"].items():
             seconds[path] += value
