@@ -12,13 +12,16 @@ from doit.exceptions import TaskFailed
 
 from skillmake.core import interrupts
 from skillmake.core.console import write_line
-from skillmake.engine import select, tasks
+from skillmake.engine import scope, select, tasks
 from skillmake.engine.plan import Item, SpecPlan
 from skillmake.run import batch, process
 from skillmake.run import grade as grading
 from skillmake.run.project import Project
 
 TASK = "batch"
+# doit's commands that create tasks without executing them (a run, `auto` and a named task execute them)
+_RUNS_NOTHING = frozenset({"list", "info", "forget", "clean", "ignore", "dumpdb", "tabcompletion", "help",
+                           "reset-dep"})
 
 
 def batched(project: Project, item: Item) -> bool:
@@ -57,6 +60,9 @@ def _say_nothing_to_batch(project: Project, plans: Iterable[SpecPlan], chosen: s
     not an error (the run is what it would be without it). A spec's or the config's judge.batch says nothing: it
     asks only where a judge can be batched."""
     if os.environ.get(batch.ENV, "").strip().lower() in ("", "0", "false", "no", "off"):
+        return
+    named = scope.targets(tasks.COMMAND or sys.argv[1:])
+    if named and named[0] in _RUNS_NOTHING:  # `--batch list`: no run, nothing it would batch to speak of
         return
     config = project.config.judge if project.config else None
     for plan in plans:

@@ -394,5 +394,5 @@ def nothing_selected(plans: Sequence[SpecPlan], selection: Selection, targets: T
     loose = Selection(expr=selection.expr, tags=selection.tags, specs=selection.specs, only=selection.only)
     if choose(None, plans, loose).names:
         return None
-    cells = sum(len(p.items) + len(p.triggers) for p in plans)
-    return f"{loose.describe()} selects none of the {cells} cells"
+    trials = sum(len(p.items) + len(p.triggers) for p in plans)  # case x arm x k, and trigger runs: trials, not cells
+    return f"{loose.describe()} selects none of the {trials} trials"

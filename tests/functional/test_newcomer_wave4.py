@@ -97,6 +97,7 @@ def test_batch_with_no_judge_it_can_batch_says_so_once(ran_once: Path, tmp_path:
     assert run.code == 0 and run.agent_calls == 1, run.out + run.err
     assert run.err.count("nothing is batched") == 1 and "--batch" in run.err, run.err
     assert "nothing is batched" not in fresh.run().err  # without --batch: no note
+    assert "nothing is batched" not in fresh.run("--batch", "list", check_views=False).err  # runs nothing: no note
     judged = one_case(tmp_path / "judged", **{"a.eval.yaml": JUDGED})
     listed = judged.run("--batch", "list", check_views=False)  # a judge it can batch: no note
     assert listed.code == 0, listed.out + listed.err

@@ -111,7 +111,7 @@ def test_failed_counts_a_cell_without_a_grade(project: Project) -> None:
 def test_selection_that_matches_nothing_says_so(project: Project) -> None:
     run = doit(project, env={"SKILLMAKE_K": "nosuchcase"})
     assert run.code == 5 and run.agent_calls == 0  # pytest's "no tests collected": a typo must not pass green
-    assert run.err.strip() == "skillmake: -k 'nosuchcase' selects none of the 24 cells"
+    assert run.err.strip() == "skillmake: -k 'nosuchcase' selects none of the 24 trials"
 
 
 @pytest.mark.parametrize("via", ["skillmake", "doit"])
