@@ -244,12 +244,13 @@ def trial_tasks(root: str) -> Iterator[dict[str, Any]]:
                 COLLAPSED["trial"] += chosen.has(item)
                 continue
             resample = chosen.resample and chosen.has(item)
-            uptodate = stale.uptodate(stale.trial(project, item, resample=resample))
+            one = _merged(merges, project, plan, item, chosen)  # the trial and its grade as one task (cell.py)
+            # A merged cell is a plain run's, where nothing prints why it is stale (`doit info` makes two tasks).
+            uptodate = _STALE if one else stale.uptodate(stale.trial(project, item, resample=resample))
             # trials: {min, max, decide}: a trial waits for its cell's grades before its last look (adaptive.py)
             waits = adaptive.waits(plan, item, exists=lambda i: _grade_task_exists(i, full, chosen))
-            one = _merged(merges, project, plan, item, chosen)  # the trial and its grade as one task (cell.py)
             yield {"basename": "trial", "name": item.name,
-                   "actions": [(cell.run_cell if one else actions.run_trial, [project, item],
+                   "actions": [(cell.run_cell if one else actions.run_trial, (project, item),
                                 _kwargs(resample=resample))],
                    **({"meta": cell.META} if one else {}),
                    "file_dep": _file_deps(project, item) if _shows_file_deps(uptodate[0] is True) else [],
@@ -258,6 +259,8 @@ def trial_tasks(root: str) -> Iterator[dict[str, Any]]:
                    **_info_doc(project, item)}
 
 
+# A merged cell's `uptodate`: doit keeps (False, None, None) of it, no reason object and no argument list.
+_STALE: list[Any] = [False]
 # One dict for every trial and grade task (doit copies it into the task's IOConfig).
 _NO_CAPTURE: dict[str, Any] = {"capture": False}
 _KWARGS: dict[tuple[tuple[str, bool], ...], dict[str, bool]] = {}
@@ -298,7 +301,7 @@ def grade_tasks(root: str) -> Iterator[dict[str, Any]]:
             waits = adaptive.waits(plan, item, exists=lambda i: _grade_task_exists(i, full, chosen))
             batched = _batched(project, item)  # its judges are answered by the run's batch task (batching.py)
             yield {"basename": "grade", "name": item.name,
-                   "actions": [(actions.run_grade, [project, item], _kwargs(resample=resample, batched=batched))],
+                   "actions": [(actions.run_grade, (project, item), _kwargs(resample=resample, batched=batched))],
                    "task_dep": ([f"trial:{item.name}"] if _trial_task_exists(item, full, chosen) else []) + waits
                    + (["batch"] if batched else []),
                    "uptodate": stale.uptodate(stale.grade(project, item, resample=resample)),
