@@ -82,7 +82,7 @@ def main() -> None:
     rows = []
     try:
         for n in (int(x) for x in args.sizes.split(",")):
-            ours, bare, other, rss_ours, rss_bare = [], [], [], 0, 0
+            ours, bare, other, rss_ours, rss_bare, rss_other = [], [], [], 0, 0, 0
             for run in range(args.runs):
                 wall, rss = bare_side(base, n, run)
                 bare.append(wall)
@@ -91,22 +91,24 @@ def main() -> None:
                 ours.append(wall)
                 rss_ours = max(rss_ours, rss)
                 if args.against:
-                    other.append(skillmake_side(base, n, run, args.against)[0])
+                    wall, rss = skillmake_side(base, n, run, args.against)
+                    other.append(wall)
+                    rss_other = max(rss_other, rss)
             a, b = statistics.median(ours), statistics.median(bare)
             row = [n, f"{a:.2f}", f"{b:.2f}", f"{a / b:.1f}", f"{(a - b) / n * 1000:.1f}", f"{rss_ours / 1024:.0f}",
-                   f"{rss_bare / 1024:.0f}"]
+                   f"{rss_bare / 1024:.0f}", f"{rss_ours / rss_bare:.2f}"]
             if args.against:
                 c = statistics.median(other)
-                row += [f"{c:.2f}", f"{c / b:.1f}"]
+                row += [f"{c:.2f}", f"{c / b:.1f}", f"{rss_other / 1024:.0f}", f"{rss_other / rss_bare:.2f}"]
             rows.append(row)
             print(f"{n} trials: skillmake {a:.2f}s, bare doit {b:.2f}s", flush=True)
     finally:
         shutil.rmtree(base, ignore_errors=True)
     print(f"\nfirst run of an instant command agent ({COMMAND!r}), -j 4 / -n 4 -P thread\n")
     headers = ["trials", "skillmake s", "bare doit s", "× bare doit", "overhead ms/trial", "skillmake MiB",
-               "bare doit MiB"]
+               "bare doit MiB", "MiB × bare"]
     if args.against:
-        headers += [f"{args.against} s", "× bare doit"]
+        headers += [f"{args.against} s", "× bare doit", f"{args.against} MiB", "MiB × bare"]
     print(table(headers, rows))
 
 
