@@ -16,6 +16,7 @@ from __future__ import annotations
 import collections
 import json
 import socket
+import ssl
 import threading
 import traceback
 from http.server import ThreadingHTTPServer
@@ -34,7 +35,8 @@ FAKE_KEY = "sk-fakeapi-test-key"  # what tests hand clients as an API key; never
 class FakeAPI:
     """A scripted fake of the providers' HTTP APIs on 127.0.0.1 (ephemeral port), served by daemon threads."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, tls: ssl.SSLContext | None = None) -> None:
+        """`tls`: a server context (tls.py's Certificates) to serve HTTPS instead of plain HTTP."""
         self._lock = threading.Lock()
         self._queues: dict[str | None, collections.deque[Reply]] = collections.defaultdict(collections.deque)
         self._requests: list[Recorded] = []
@@ -47,6 +49,7 @@ class FakeAPI:
         self.limits = Limits()  # see limit()
         self._server = _Server(("127.0.0.1", 0), Handler)
         self._server.api = self
+        self._server.tls = tls
         self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05},
                                         name="fakeapi", daemon=True)
         self._thread.start()
@@ -57,7 +60,8 @@ class FakeAPI:
     @property
     def url(self) -> str:
         """The base URL without /v1 (what ANTHROPIC_BASE_URL and the anthropic SDK's base_url take)."""
-        return f"http://127.0.0.1:{self._server.server_port}"
+        scheme = "https" if self._server.tls is not None else "http"
+        return f"{scheme}://127.0.0.1:{self._server.server_port}"
 
     @property
     def openai_url(self) -> str:
@@ -204,6 +208,7 @@ class FakeAPI:
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     api: FakeAPI
+    tls: ssl.SSLContext | None = None
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         self._connections: set[socket.socket] = set()
@@ -233,6 +238,22 @@ class _Server(ThreadingHTTPServer):
             with self._conn_lock:
                 self._connections.discard(request)
                 self._handlers.discard(threading.current_thread())
+
+    def finish_request(self, request: Any, client_address: Any) -> None:
+        if self.tls is None:
+            super().finish_request(request, client_address)
+            return
+        request.settimeout(10)  # a client that never finishes its handshake does not hold the thread for ever
+        with self.tls.wrap_socket(request, server_side=True) as conn:  # the handshake, in this connection's thread
+            conn.settimeout(None)
+            with self._conn_lock:  # close() shuts the TLS socket now: the plain one gave it its descriptor
+                self._connections.discard(request)
+                self._connections.add(conn)
+            try:
+                super().finish_request(conn, client_address)
+            finally:
+                with self._conn_lock:
+                    self._connections.discard(conn)
 
     def drop_connections(self) -> None:
         with self._conn_lock:

@@ -25,6 +25,8 @@ def post(url: str, body: Any, *, headers: Mapping[str, str], timeout: float, who
     try:
         response = wire.post_json(url, body, headers={"user-agent": USER_AGENT, **headers}, timeout=timeout)
     except wire.WireError as err:  # includes timeouts
+        if err.settled:  # an untrusted certificate, a refused tunnel: the same again on every attempt; its fix last
+            raise JudgeCallError(f"cannot reach the {who} API at {base_url}: {brief(err, secrets, 1000)}") from err
         raise TransientError(f"cannot reach the {who} API at {base_url}: {brief(err, secrets)}") from err
     if response.status >= 400:
         message = error_message(response)
