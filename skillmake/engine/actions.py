@@ -88,6 +88,16 @@ def _executor(project: Project) -> str | None:
     return cluster.configured(project)
 
 
+def _check_out_early(project: Project, item: Item, trial: dict[str, Any], grade: dict[str, Any]) -> None:
+    """The cell's view from the records this grade task holds (checkout.check_out_early): `trial` is the cell's
+    record as trial_record reads it, `grade` its grade (a cached result, or the attempt it stored)."""
+    from skillmake.results.checkout import Cell, check_out_early, labelled
+
+    cell = Cell(spec=item.spec, case=item.case, arm=item.arm, k=item.k, key=item.tkey.key)
+    result = grade["outcome"] in grading.CACHEABLE and trial["outcome"] in grading.TRIAL_RESULTS
+    check_out_early(project, labelled(cell, trial, grade, grade["key"] if result else None))
+
+
 def _judge_cache_saving(item: Item, usage: dict[str, Any], batched: bool) -> float:
     """What prompt caching saved on a grade's judge calls (at the batch price when batched), for the cost line."""
     if not (usage.get("cache_read_tokens") or usage.get("cache_creation_tokens")):
@@ -172,6 +182,8 @@ def run_grade(project: Project, item: Item, *, resample: bool = False, batched: 
         budget.settle(project, item.name, 0.0)
         return TaskFailed(exc.render())
     budget.settle(project, item.name, (run.record["usage"].get("cost_usd") or 0.0) if run.ran else 0.0)
+    if executor is None and not batched and item.spec.adaptive is None:  # its view, while this worker has time
+        _check_out_early(project, item, record, run.record)
     values: dict[str, Any] = {"outcome": run.record["outcome"], "key": run.record["key"],
                               "why": why if run.ran else _reused(run.record, "grade"), "ran": run.ran,
                               "shared": not run.ran and _made_this_run(run.record)}

@@ -93,6 +93,11 @@ def records_of(project: Project, cell: Cell) -> CellRecords:
     grade_key = key if grade is not None else None
     if grade is None:
         grade = store.get_attempt(key, schema=GRADE_SCHEMA)
+    return labelled(cell, trial, grade, grade_key)
+
+
+def labelled(cell: Cell, trial: dict[str, Any], grade: dict[str, Any] | None, grade_key: str | None) -> CellRecords:
+    """The cell's records as it shows them (records_of, from records the caller read as it does)."""
     # A grade is shared by every trial with the same outputs: in this cell it grades this cell's trial, and its
     # expectations carry the names this cell's case gives them.
     labels = cell.labels
@@ -119,7 +124,7 @@ def checkout(project: Project, cells: Sequence[CellRecords]) -> int:
     (~0.4 ms each here) with the GIL released. Returns how many folders were (re)written."""
     written = 0
     specs = {rec.cell.spec.name for rec in cells}
-    shown = {name: _load_views(project, name) for name in specs}
+    shown = {name: {**_load_views(project, name), **_take_early(project, name)} for name in specs}
     views: dict[str, dict[str, Any]] = {name: {} for name in specs}
     safe: set[str] = set()  # arm folders whose path below runs/ has no link (cut_links once each, not per cell)
     secrets = environment_secrets()
@@ -151,6 +156,34 @@ def checkout(project: Project, cells: Sequence[CellRecords]) -> int:
         cut_links(project.runs_dir, project.runs_dir / spec.name / case.id)
         _write_metadata(project.runs_dir / spec.name / case.id, spec, case)
     return written
+
+
+def check_out_early(project: Project, rec: CellRecords) -> None:
+    """Check the cell's folder out now, in the task that just graded it (`rec`: its records as records_of gives
+    them, from the records that task holds), instead of in its report's checkout: that task's worker otherwise waits
+    on processes and the disk, while the report's checkout runs alone after every trial. The report still checks
+    the folder out (`checkout`): it finds it showing the records it reads then, untouched (its stamp and stat, noted
+    here for this process), and leaves it; a folder of another process's run (`-P process`) is found intact by its
+    own stamp file. Never fails the task: the report does it again."""
+    cell = rec.cell
+    try:
+        entry, _ = _write_view(project, rec, None)
+    except (OSError, ValueError):
+        return
+    with _EARLY_LOCK:
+        _EARLY.setdefault((str(project.state_dir), cell.spec.name), {})[
+            cell_rel(cell.case.id, cell.arm.name, cell.k)] = entry
+
+
+# (state folder, spec) → {cell_rel: its views.json entry} of the folders check_out_early wrote in this process, for
+# the report's checkout to take (then dropped).
+_EARLY: dict[tuple[str, str], dict[str, Any]] = {}
+_EARLY_LOCK = threading.Lock()
+
+
+def _take_early(project: Project, spec_name: str) -> dict[str, Any]:
+    with _EARLY_LOCK:
+        return _EARLY.pop((str(project.state_dir), spec_name), {})
 
 
 def cell_rel(case_id: str, arm: str, k: int) -> str:

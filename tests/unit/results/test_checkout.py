@@ -1,0 +1,59 @@
+"""The cells' views: a cell's grade task checks its folder out early, and the report's checkout then finds it
+showing the records it reads (no folder written twice); a view that no longer shows them is written again."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from skillmake.engine import actions
+from skillmake.engine import report as report_module
+from skillmake.engine.plan import plan_spec
+from skillmake.run.project import Project
+from tests.unit.engine.test_plan import make
+
+
+def _grade_all(project: Project) -> list[Any]:
+    items = plan_spec(project, project.specs[0]).items
+    for item in items:
+        assert not isinstance(actions.run_trial.__wrapped__(project, item), Exception)
+        assert not isinstance(actions.run_grade.__wrapped__(project, item), Exception)
+    return list(items)
+
+
+def _report_writes(project: Project, monkeypatch: pytest.MonkeyPatch) -> int:
+    written: list[int] = []
+    real = report_module.checkout
+    monkeypatch.setattr(report_module, "checkout", lambda p, cells: written.append(real(p, cells)) or written[-1])
+    report_module.build_and_write(project, plan_spec(project, project.specs[0]))
+    return written[0]
+
+
+def test_each_cell_is_checked_out_by_its_grade_and_the_report_writes_none_again(tmp_path: Path,
+                                                                                monkeypatch: pytest.MonkeyPatch
+                                                                                ) -> None:
+    project = make(tmp_path)
+    items = _grade_all(project)
+    views = [project.runs_dir / "p" / i.case.id / i.arm.name / f"trial-{i.k}" for i in items]
+    inodes = [(v / "trial.json").stat().st_ino for v in views]  # written by the grade tasks
+    assert _report_writes(project, monkeypatch) == 0
+    assert [(v / "trial.json").stat().st_ino for v in views] == inodes
+    for item, view in zip(items, views, strict=True):
+        trial = orjson.loads((view / "trial.json").read_bytes())
+        grade = orjson.loads((view / "grade.json").read_bytes())
+        assert trial["key"] == item.tkey.key and trial["labels"]["k"] == item.k and grade["trial_key"] == trial["key"]
+        assert (view / "output.txt").is_file() and (view / "workspace").is_dir()
+
+
+def test_a_view_edited_after_its_early_checkout_is_written_again_by_the_report(tmp_path: Path,
+                                                                              monkeypatch: pytest.MonkeyPatch
+                                                                              ) -> None:
+    project = make(tmp_path)
+    items = _grade_all(project)
+    view = project.runs_dir / "p" / items[0].case.id / items[0].arm.name / "trial-0"
+    (view / "output.txt").write_text("edited by hand\n")
+    assert _report_writes(project, monkeypatch) == 1
+    assert (view / "output.txt").read_text() != "edited by hand\n"
