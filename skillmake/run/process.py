@@ -220,13 +220,19 @@ def wait_for_all(timeout: float = STOP_GRACE_S) -> bool:
 _PACKAGE = str(Path(__file__).resolve().parents[1]) + os.sep  # skillmake/, every layer's frames
 
 
+# Threads of skillmake's own that never hold a half-written file and need not end first: the store's fsync thread
+# (objects.Syncer; what it has not synced yet, the exit's flush waits for).
+HELPER_THREADS = frozenset({"skillmake-fsync"})
+
+
 def _busy_threads() -> list[int]:
     """Other threads with a skillmake frame on their stack; an idle doit worker waits inside doit's code only."""
     me = threading.get_ident()
+    helpers = {t.ident for t in threading.enumerate() if t.name in HELPER_THREADS}
     busy = []
     for ident, frame in sys._current_frames().items():
         f: FrameType | None = frame
-        while ident != me and f is not None:
+        while ident != me and ident not in helpers and f is not None:
             if f.f_code.co_filename.startswith(_PACKAGE):
                 busy.append(ident)
                 break

@@ -218,3 +218,28 @@ def test_an_action_entry_under_another_key_is_a_quarantined_miss(tmp_path: Path)
     assert not path.exists() and any(store.quarantine_dir.iterdir())
     path.write_bytes(orjson.dumps({"key": key, "x": 1}))
     assert store.get_action(key, schema=TRIAL_SCHEMA, verify=False) == {"key": key, "x": 1}
+
+
+def test_a_record_is_made_durable_off_the_writers_thread_its_objects_before_it(tmp_path: Path,
+                                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    import threading
+
+    from skillmake.store import objects
+
+    store = Store(tmp_path)
+    record = trial_record(store)  # its objects are written (and fsync'd) here, before the record
+    synced: list[tuple[str, bool]] = []
+    real = os.fsync
+
+    def fsync(fd: int) -> None:
+        synced.append((os.readlink(f"/proc/self/fd/{fd}"), threading.current_thread() is threading.main_thread()))
+        real(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    store.put_action(record, schema=TRIAL_SCHEMA)
+    objects.SYNCER.flush()
+    path, folder = str(store.action_path(record["key"])), str(store.action_path(record["key"]).parent)
+    assert (path, False) in synced and (folder, False) in synced  # the record and its rename, by the syncer
+    assert not any(main for _, main in synced)  # the writer never waited for an fsync
+    store.put(b"a new object")
+    assert any(main and p.startswith(str(store.objects)) for p, main in synced)  # objects stay fsync'd at once
