@@ -221,7 +221,7 @@ _PACKAGE = str(Path(__file__).resolve().parents[1]) + os.sep  # skillmake/, ever
 
 
 # Threads of skillmake's own that never hold a half-written file and need not end first: the store's fsync thread
-# (objects.Syncer; what it has not synced yet, the exit's flush waits for).
+# (store/syncer.py; what it has not synced yet, the exit's flush waits for).
 HELPER_THREADS = frozenset({"skillmake-fsync"})
 
 

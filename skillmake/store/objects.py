@@ -8,7 +8,6 @@ import fcntl
 import hashlib
 import os
 import secrets
-import threading
 import time
 from collections.abc import Iterator
 from contextlib import AbstractContextManager
@@ -21,6 +20,8 @@ from skillmake.core import atomic, redact
 from skillmake.core.canonical import canonical_json, digest_bytes, hex_of
 from skillmake.core.errors import RecordError
 from skillmake.spec.schema import validate_record
+from skillmake.store.locks import flock
+from skillmake.store.syncer import SYNCER
 
 TRIAL_SCHEMA = "trial-record.schema.json"
 GRADE_SCHEMA = "grade-record.schema.json"
@@ -138,8 +139,8 @@ class Store:
                               hint="objects must be written before the action entry (a bug in skillmake)")
         data = orjson.dumps(record, option=orjson.OPT_INDENT_2)
         path = self._action_file(record["key"])
-        # Its objects are durable already (put: fsync'd); the record itself is made durable by SYNCER, off this
-        # worker's path. Until then a power loss can leave it empty or torn: a reader takes that as a miss
+        # Its objects are durable already (put: fsync'd); the record itself is made durable by SYNCER (syncer.py),
+        # off this worker's path. Until then a power loss can leave it empty or torn: a reader takes that as a miss
         # (get_action quarantines it) and the trial runs again, never a wrong result.
         atomic.write_bytes(path, data, durable=False)
         SYNCER.add(path)
@@ -222,12 +223,12 @@ class Store:
         """Hold the lock of `key` and, with a remote, its lease there (lease.py): a clone on another machine running
         the same key waits, then reuses the record.
 
-        The lock is one of LOCK_STRIPES flock'd files under locks/ (by the key's first two hex digits), made once and
-        kept: a file made and removed per key cost a trial two inode operations, the dearest thing it does on this
+        The lock is one of locks.LOCK_STRIPES flock'd files under locks/ (by the key's first two hex digits), made once
+        and kept: a file made and removed per key cost a trial two inode operations, the dearest thing it does on this
         disk. Two keys of one stripe wait for each other (a few ms at most, rarely: 4 workers, 256 stripes); a
         thread may hold one stripe twice (nested keys), and holds at most one lock per key, so no two waiters can
         each hold what the other wants unless a caller nests keys in both orders, which none does."""
-        with _flock(self.root / "locks" / f"{hex_of(key)[:2]}.lock"):
+        with flock(self.root / "locks" / f"{hex_of(key)[:2]}.lock"):
             if self.remote is None:
                 yield
                 return
@@ -315,81 +316,6 @@ class Store:
             os.replace(path, target)
 
 
-class Syncer:
-    """Makes the action records this process wrote durable, in a thread of its own: an fsync cost a trial's worker
-    ~0.5 ms on a quiet disk and 4–15 ms on a busy one, waited for inside every trial. Each record is fsync'd, then
-    each folder that got one (so its rename holds too). `flush` waits for all of them (at exit, and for tests)."""
-
-    def __init__(self) -> None:
-        self._cond = threading.Condition()
-        self._pending: list[str] = []
-        self._busy = False
-        self._pid = -1
-        self.synced = 0  # how many records were made durable (a count for tests)
-
-    def add(self, path: str) -> None:
-        with self._cond:
-            self._pending.append(path)
-            if self._pid != os.getpid():  # the first record of this process (or of a forked worker)
-                self._pid = os.getpid()
-                self._busy = False
-                threading.Thread(target=self._loop, name="skillmake-fsync", daemon=True).start()
-            self._cond.notify_all()
-
-    def flush(self) -> None:
-        with self._cond:
-            if self._pid != os.getpid():
-                self._pending.clear()
-                return
-            while self._pending or self._busy:
-                self._cond.wait(1.0)
-
-    def _loop(self) -> None:
-        while True:
-            with self._cond:
-                while not self._pending:
-                    self._cond.wait()
-                batch, self._pending, self._busy = self._pending, [], True
-            try:
-                _fsync_all(batch)
-            finally:
-                with self._cond:
-                    self.synced += len(batch)
-                    self._busy = False
-                    self._cond.notify_all()
-
-
-def _fsync_all(paths: list[str]) -> None:
-    for folder in dict.fromkeys([*(_fsync(p, os.O_RDONLY) for p in paths)]):
-        if folder is not None:
-            _fsync(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
-
-
-def _fsync(path: str, flags: int) -> str | None:
-    """fsync `path`; its folder, or None when it is gone (quarantined, replaced: its successor syncs itself)."""
-    try:
-        fd = os.open(path, flags | os.O_CLOEXEC)
-    except OSError:
-        return None
-    try:
-        os.fsync(fd)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-    return os.path.dirname(path)
-
-
-SYNCER = Syncer()
-
-
-@atexit.register
-def _sync_at_exit() -> None:
-    """What a run wrote is durable before it exits; a second Ctrl-C while it waits ends the wait, not with a
-    traceback (what is left is in the page cache: only a power loss can lose it)."""
-    with contextlib.suppress(BaseException):
-        SYNCER.flush()
-
 _running: dict[str, tuple[int, str]] = {}  # running/ folder → (fd, path) of this process's mark
 # schema → sha256 of record files this process wrote or read and found valid: the same bytes read again are not
 # validated again (a trial's record is read back by its grade, its view and the report; validation was a fifth
@@ -440,70 +366,6 @@ def _files(folder: Path) -> list[str]:
         return [e.name for e in os.scandir(folder) if e.is_file(follow_symlinks=False)]
     except OSError:
         return []
-
-
-LOCK_STRIPES = 256  # locks/<2 hex>.lock: every key lock of a store is one of these files
-
-
-class _Stripe:
-    """One lock file of this process: a re-entrant thread lock, and the fd holding its flock while held."""
-
-    __slots__ = ("depth", "fd", "lock")
-
-    def __init__(self) -> None:
-        self.lock = threading.RLock()
-        self.depth = 0
-        self.fd = -1
-
-
-# path → its _Stripe: at most LOCK_STRIPES per store, kept for the process's life.
-_stripes: dict[str, _Stripe] = {}
-_stripes_guard = threading.Lock()
-
-
-@contextlib.contextmanager
-def _flock(path: Path) -> Iterator[None]:
-    """An exclusive lock on `path` that threads of one process and other processes all respect; re-entrant in one
-    thread. flock belongs to an open file: the first hold of a thread opens and locks it, the last closes it."""
-    name = str(path)
-    stripe = _stripes.get(name)
-    if stripe is None:
-        with _stripes_guard:
-            stripe = _stripes.setdefault(name, _Stripe())
-    with stripe.lock:
-        if stripe.depth == 0:
-            stripe.fd = _locked_fd(path)
-        stripe.depth += 1
-        try:
-            yield
-        finally:
-            stripe.depth -= 1
-            if stripe.depth == 0:
-                os.close(stripe.fd)
-                stripe.fd = -1
-
-
-def _locked_fd(path: Path) -> int:
-    """An fd of `path` (made when missing) holding its flock. A file removed meanwhile (a user emptying locks/) is
-    not the lock any more: the holder tries again on the file now at that path."""
-    while True:
-        try:
-            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
-        except FileNotFoundError:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            continue
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            try:
-                same = os.stat(path).st_ino == os.fstat(fd).st_ino
-            except FileNotFoundError:
-                same = False
-        except BaseException:
-            os.close(fd)
-            raise
-        if same:
-            return fd
-        os.close(fd)
 
 
 def named_objects(record: dict[str, Any]) -> list[str]:

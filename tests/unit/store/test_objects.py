@@ -224,7 +224,7 @@ def test_a_record_is_made_durable_off_the_writers_thread_its_objects_before_it(t
                                                                               monkeypatch: pytest.MonkeyPatch) -> None:
     import threading
 
-    from skillmake.store import objects
+    from skillmake.store import syncer
 
     store = Store(tmp_path)
     record = trial_record(store)  # its objects are written (and fsync'd) here, before the record
@@ -237,7 +237,7 @@ def test_a_record_is_made_durable_off_the_writers_thread_its_objects_before_it(t
 
     monkeypatch.setattr(os, "fsync", fsync)
     store.put_action(record, schema=TRIAL_SCHEMA)
-    objects.SYNCER.flush()
+    syncer.SYNCER.flush()
     path, folder = str(store.action_path(record["key"])), str(store.action_path(record["key"]).parent)
     assert (path, False) in synced and (folder, False) in synced  # the record and its rename, by the syncer
     assert not any(main for _, main in synced)  # the writer never waited for an fsync

@@ -1,4 +1,4 @@
-"""Store.key_lock: one holder per key across threads and processes; a fixed set of lock files, none made or removed
+"""store/locks.py through Store.key_lock: one holder per key across threads and processes; a fixed set of lock files,
 per key (a long run locks one key per trial)."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 
 from skillmake.core.canonical import digest_bytes
-from skillmake.store import objects as store_module
+from skillmake.store import locks as store_module
 from skillmake.store.objects import Store
 
 

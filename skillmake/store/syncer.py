@@ -1,0 +1,84 @@
+"""Making the store's action records durable off the trial's path: a thread of the run fsyncs what it wrote."""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import os
+import threading
+
+
+class Syncer:
+    """Makes the action records this process wrote durable, in a thread of its own: an fsync cost a trial's worker
+    ~0.5 ms on a quiet disk and 4–15 ms on a busy one, waited for inside every trial. Each record is fsync'd, then
+    each folder that got one (so its rename holds too). `flush` waits for all of them (at exit, and for tests)."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._pending: list[str] = []
+        self._busy = False
+        self._pid = -1
+        self.synced = 0  # how many records were made durable (a count for tests)
+
+    def add(self, path: str) -> None:
+        with self._cond:
+            self._pending.append(path)
+            if self._pid != os.getpid():  # the first record of this process (or of a forked worker)
+                self._pid = os.getpid()
+                self._busy = False
+                threading.Thread(target=self._loop, name="skillmake-fsync", daemon=True).start()
+            self._cond.notify_all()
+
+    def flush(self) -> None:
+        with self._cond:
+            if self._pid != os.getpid():
+                self._pending.clear()
+                return
+            while self._pending or self._busy:
+                self._cond.wait(1.0)
+
+    def _loop(self) -> None:
+        while True:
+            with self._cond:
+                while not self._pending:
+                    self._cond.wait()
+                batch, self._pending, self._busy = self._pending, [], True
+            try:
+                _fsync_all(batch)
+            finally:
+                with self._cond:
+                    self.synced += len(batch)
+                    self._busy = False
+                    self._cond.notify_all()
+
+
+def _fsync_all(paths: list[str]) -> None:
+    for folder in dict.fromkeys([*(_fsync(p, os.O_RDONLY) for p in paths)]):
+        if folder is not None:
+            _fsync(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+
+
+def _fsync(path: str, flags: int) -> str | None:
+    """fsync `path`; its folder, or None when it is gone (quarantined, replaced: its successor syncs itself)."""
+    try:
+        fd = os.open(path, flags | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        os.fsync(fd)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    return os.path.dirname(path)
+
+
+SYNCER = Syncer()
+
+
+@atexit.register
+def _sync_at_exit() -> None:
+    """What a run wrote is durable before it exits; a second Ctrl-C while it waits ends the wait, not with a
+    traceback (what is left is in the page cache: only a power loss can lose it)."""
+    with contextlib.suppress(BaseException):
+        SYNCER.flush()
