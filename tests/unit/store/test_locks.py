@@ -1,5 +1,5 @@
 """store/locks.py through Store.key_lock: one holder per key across threads and processes; a fixed set of lock files,
-per key (a long run locks one key per trial)."""
+none made or removed per key (a long run locks one key per trial)."""
 
 from __future__ import annotations
 
