@@ -57,3 +57,24 @@ def test_a_view_edited_after_its_early_checkout_is_written_again_by_the_report(t
     (view / "output.txt").write_text("edited by hand\n")
     assert _report_writes(project, monkeypatch) == 1
     assert (view / "output.txt").read_text() != "edited by hand\n"
+
+
+def test_a_cell_folder_that_became_a_link_is_cut_when_its_arm_folder_was_checked_once(tmp_path: Path) -> None:
+    import os
+    import shutil
+
+    from skillmake.engine.report import cells_of
+    from skillmake.results.checkout import checkout
+
+    project = make(tmp_path / "p")
+    items = _grade_all(project)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    arm = project.runs_dir / "p" / items[0].case.id / items[0].arm.name
+    shutil.rmtree(arm / "trial-1")
+    os.symlink(outside, arm / "trial-1")  # the second cell of an arm whose folders the first cell checked
+    cells = cells_of(project, plan_spec(project, project.specs[0]))
+    assert [c.cell.k for c in cells] == [0, 1]
+    assert checkout(project, cells) == 1
+    assert list(outside.iterdir()) == [] and not (arm / "trial-1").is_symlink()
+    assert orjson.loads((arm / "trial-1" / "trial.json").read_bytes())["labels"]["k"] == 1
