@@ -114,6 +114,11 @@ class Batches:
             with self._lock:
                 self.inner.append(inner)
             kind = self.outcome(index, params) if self.outcome else "succeeded"
+            problem = anthropic_wire.invalid(params) if batch.provider == "anthropic" else None
+            if problem is not None:  # the real API errors such a request of a batch with the same message
+                self.api._reject(inner, problem)
+                results.append((cid, "errored", {"message": problem}))
+                continue
             if kind != "succeeded":
                 results.append((cid, kind, None))
                 continue
@@ -124,6 +129,8 @@ class Batches:
             reply = reply.with_ids()
             model = reply.model or inner.model or "fake-model"
             usage = reply.resolved_usage(len(inner.text()))
+            if batch.provider == "anthropic":
+                usage = anthropic_wire.as_cached(usage, params, model)
             rendered = (anthropic_wire.message(reply, model=model, usage=usage) if batch.provider == "anthropic"
                         else openai_wire.chat_completion(reply, model=model, usage=usage))
             results.append((cid, "succeeded", rendered))
@@ -169,7 +176,8 @@ class Batches:
             if kind == "succeeded":
                 result: dict[str, Any] = {"type": "succeeded", "message": body}
             elif kind == "errored":
-                result = {"type": "errored", "error": anthropic_wire.error_body(400, "fakeapi: this request errored")}
+                said = body["message"] if body else "fakeapi: this request errored"
+                result = {"type": "errored", "error": anthropic_wire.error_body(400, said)}
             else:
                 result = {"type": kind}
             lines.append(json.dumps({"custom_id": cid, "result": result}))

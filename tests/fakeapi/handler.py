@@ -69,6 +69,12 @@ class Handler(BaseHTTPRequestHandler):
         self._anthropic = request.path.startswith("/v1/messages") or "anthropic-version" in headers
         if api.batches.serve(self, request):  # batches.py: the providers' batch APIs
             return
+        if request.path in ("/v1/messages", "/v1/messages/count_tokens") and request.method == "POST":
+            problem = anthropic_wire.invalid(request.json)  # what the real API refuses, it refuses here too
+            if problem is not None:
+                api._reject(request, problem)
+                self._error(400, problem)
+                return
         if request.path not in MODEL_PATHS:
             self._reply(request)
             return
@@ -152,10 +158,12 @@ class Handler(BaseHTTPRequestHandler):
                 self._sse([(None, c) for c in chunks], done=True)
             else:
                 self._json(200, openai_wire.chat_completion(reply, model=model, usage=usage))
-        elif request.stream:
-            self._sse(anthropic_wire.events(reply, model=model, usage=usage))
-        else:
-            self._json(200, anthropic_wire.message(reply, model=model, usage=usage))
+        else:  # a prefix too short to cache is not cached, whatever the script says (as the real API does)
+            usage = anthropic_wire.as_cached(usage, data, model)
+            if request.stream:
+                self._sse(anthropic_wire.events(reply, model=model, usage=usage))
+            else:
+                self._json(200, anthropic_wire.message(reply, model=model, usage=usage))
 
     def _fault(self, request: Recorded, reply: Reply) -> None:
         fault = reply.failure

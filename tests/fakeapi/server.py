@@ -41,6 +41,7 @@ class FakeAPI:
         self._queues: dict[str | None, collections.deque[Reply]] = collections.defaultdict(collections.deque)
         self._requests: list[Recorded] = []
         self._unexpected: list[Recorded] = []
+        self._rejected: list[tuple[Recorded, str]] = []
         self._errors: list[str] = []
         self._stop = threading.Event()
         self.script: Script | None = None
@@ -111,6 +112,12 @@ class FakeAPI:
             return list(self._unexpected)
 
     @property
+    def rejected(self) -> list[tuple[Recorded, str]]:
+        """Requests answered 400 for what the real API refuses (anthropic_wire.invalid), with the message."""
+        with self._lock:
+            return list(self._rejected)
+
+    @property
     def errors(self) -> list[str]:
         """Failures inside the fake itself (a script that raised, a rendering bug); empty in a healthy test."""
         with self._lock:
@@ -127,6 +134,7 @@ class FakeAPI:
             self._queues.clear()
             self._requests.clear()
             self._unexpected.clear()
+            self._rejected.clear()
             self._errors.clear()
             self.script = None
             self.default = None
@@ -199,6 +207,10 @@ class FakeAPI:
     def _note_error(self, text: str) -> None:
         with self._lock:
             self._errors.append(text)
+
+    def _reject(self, request: Recorded, problem: str) -> None:
+        with self._lock:
+            self._rejected.append((request, problem))
 
     def _mark_unexpected(self, request: Recorded) -> None:
         with self._lock:

@@ -20,14 +20,16 @@ import pytest
 from tests.fakeapi import FakeAPI, Reply
 from tests.functional.project import Project, Run
 
-SKILL = "---\nname: s\ndescription: says hi\n---\nSay hi.\n"
+# Long enough to be cached (the fake, as the real API, caches no prefix under 1,024 tokens on claude-sonnet-4-6).
+GUIDANCE = " ".join(["A friendly greeting is warm and direct, with no sarcasm or filler."] * 70)
+SKILL = f"---\nname: s\ndescription: says hi\n---\nSay hi. {GUIDANCE}\n"
 VERDICT = Reply.tool_use("record_verdict", {"score": 5, "reason": "friendly"})
 
 
 def spec(trials: int, *, provider: str = "anthropic", model: str = "claude-sonnet-4-6", extra: str = "") -> str:
     return ("skill: skills/s\nagent: {kind: command, command: [sh, -c, 'echo hello $SKILLMAKE_TRIAL']}\n"
             f"trials: {trials}\njudge: {{provider: {provider}, model: {model}{extra}}}\n"
-            "cases:\n  - id: one\n    prompt: say hi\n    rubric: Is the greeting friendly?\n")
+            f"cases:\n  - id: one\n    prompt: say hi\n    rubric: Is the greeting friendly? {GUIDANCE}\n")
 
 
 def new_project(root: Path, trials: int, **kwargs: str) -> Project:

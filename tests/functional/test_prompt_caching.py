@@ -18,7 +18,9 @@ cases:
     prompt: say one
     checks: [{type: contains, needle: hi}]
 '''
-BODY = "Say hi, always, to everyone."
+# Long enough to be cached: the fake, as the real API, caches no prefix under 1,024 tokens on claude-sonnet-4-6.
+BODY = " ".join(["Say hi, always, to everyone."] * 160)
+GUIDANCE = " ".join(["A friendly greeting is warm and direct, with no sarcasm or filler."] * 70)
 
 
 def test_the_skill_is_sent_cacheable_and_cache_reads_are_priced_apart(tmp_path: Path) -> None:
@@ -56,7 +58,7 @@ def test_the_judges_fixed_prefix_is_sent_cacheable_before_the_material(tmp_path:
         "skills/s/SKILL.md": "---\nname: s\ndescription: says hi\n---\nSay hi.\n",
         "s.eval.yaml": "skill: skills/s\nagent: {kind: command, command: [python3, agent.py]}\n"
                        "judge: {provider: anthropic, model: claude-sonnet-4-6}\n"
-                       "cases:\n  - id: one\n    prompt: say one\n    rubric: Is the greeting friendly?\n"})
+                       f"cases:\n  - id: one\n    prompt: say one\n    rubric: Is the greeting friendly? {GUIDANCE}\n"})
     with FakeAPI() as api:
         api.default = Reply.tool_use("record_verdict", {"score": 5, "reason": "friendly"},
                                      usage={"input_tokens": 100, "cache_read_input_tokens": 100_000,

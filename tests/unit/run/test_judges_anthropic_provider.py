@@ -112,7 +112,10 @@ def test_usage_and_cost_come_from_the_reply(api: FakeAPI) -> None:
     usage = {"input_tokens": 1000, "output_tokens": 50, "cache_read_input_tokens": 200,
              "cache_creation_input_tokens": 10}
     api.enqueue(Reply.tool_use(TOOL_NAME, VERDICT, text="because", usage=usage), endpoint=MESSAGES)
-    reply = provider.complete(request(), endpoint(api))
+    fixed = "The rubric every trial of the case is judged by. " * 100  # a prefix long enough to be cached
+    cached = JudgeRequest(judge="rubric", system="judge it", user=fixed + "the output", shared=len(fixed),
+                          schema=request().schema)
+    reply = provider.complete(cached, endpoint(api))
     u = reply.usage
     assert (u.input_tokens, u.output_tokens, u.cache_read_tokens, u.cache_creation_tokens, u.requests) == (
         1000, 50, 200, 10, 1)
