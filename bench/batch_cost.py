@@ -31,6 +31,11 @@ from common import table  # noqa: E402
 from tests.fakeapi import FakeAPI, Recorded, Reply  # noqa: E402
 
 PREFIX, JUDGED, OUT = 2100, 800, 60
+# A rubric long enough that the prefix really is ~2,100 tokens: the fake, as the real API, caches no prefix below the
+# model's minimum (1,024 tokens on claude-sonnet-4-6), whatever the script says.
+RUBRIC = "Is the greeting friendly? " + " ".join(
+    f"Point {i}: a friendly greeting is warm, addresses the reader directly and has no sarcasm or filler."
+    for i in range(70))
 
 
 def script(cache: bool) -> Any:
@@ -51,7 +56,7 @@ def script(cache: bool) -> Any:
 def spec(grades: int, temperature: float) -> str:
     return ("skill: skills/s\nagent: {kind: command, command: [sh, -c, 'echo hello $SKILLMAKE_TRIAL']}\n"
             f"trials: {grades}\njudge: {{provider: anthropic, model: claude-sonnet-4-6, temperature: {temperature}}}\n"
-            "cases:\n  - id: one\n    prompt: say hi\n    rubric: Is the greeting friendly?\n")
+            f"cases:\n  - id: one\n    prompt: say hi\n    rubric: '{RUBRIC}'\n")
 
 
 def main() -> None:

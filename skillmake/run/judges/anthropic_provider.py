@@ -11,6 +11,8 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+import orjson
+
 from skillmake.core.pricing import batch_price, cost_usd
 from skillmake.run import ratelimit
 from skillmake.run.agents.base import Usage
@@ -81,7 +83,7 @@ def params(request: JudgeRequest, endpoint: Endpoint) -> dict[str, Any]:
     """The Messages API body of one judge call, as `complete` sends it: what a Message Batches request carries."""
     body: dict[str, Any] = {
         "model": endpoint.model, "max_tokens": request.max_tokens, "system": request.system,
-        "messages": [{"role": "user", "content": _content(request)}], "tools": [_tool(request)],
+        "messages": [{"role": "user", "content": _content(request, endpoint.model)}], "tools": [_tool(request)],
         "tool_choice": {"type": "tool", "name": TOOL_NAME}, "thinking": {"type": "disabled"}}
     if request.temperature is not None:
         body["temperature"] = request.temperature
@@ -188,10 +190,37 @@ def _hint(status: int, temperature: float | None = None) -> str:
     return "; check the judge settings (judge.model, judge.provider)"
 
 
-def _content(request: JudgeRequest) -> str | list[dict[str, Any]]:
+def cache_minimum(model: str) -> int:
+    """The shortest prefix, in tokens, Anthropic caches for `model` (its prompt-caching docs): 4,096 for Opus 4.5 and
+    later and Haiku 4.5, 2,048 for Haiku 3 and 3.5, 1,024 for the others (Sonnet, Opus 4 and 4.1). A shorter prefix
+    marked cacheable is answered as if it were not marked: no cache write, no read, no saving."""
+    name = model.lower()
+    if "haiku" in name:
+        return 4096 if re.search(r"haiku-[4-9]", name) else 2048
+    if re.search(r"opus-4-[5-9]|opus-[5-9]", name):
+        return 4096
+    return 1024
+
+
+# The tool-use instructions the API adds before the tools when a request has any (its docs: 313-346 tokens).
+_TOOL_FRAMING_TOKENS = 400
+
+
+def can_be_cached(request: JudgeRequest, model: str) -> bool:
+    """Whether the fixed part of a judge's prompt could be long enough to be cached. The cached prefix is the tool,
+    the system prompt and the fixed part of the user turn; no token is shorter than one byte of UTF-8, so a prefix of
+    fewer bytes (plus the API's tool framing) than the model's minimum is certainly not cached — then it is not
+    marked, and no saving is suggested where none can come."""
+    size = (len(orjson.dumps(_tool(request))) + len(request.system.encode()) + _TOOL_FRAMING_TOKENS
+            + len(request.user[:request.shared].encode()))
+    return size >= cache_minimum(model)
+
+
+def _content(request: JudgeRequest, model: str) -> str | list[dict[str, Any]]:
     """The user turn: its fixed part (request.shared characters) as a cacheable block, then the material judged —
-    the same text as one string, so the prompt the judge reads is unchanged."""
-    if not 0 < request.shared < len(request.user):
+    the same text as one string, so the prompt the judge reads is unchanged. Sent as one string when the fixed part
+    cannot be long enough to be cached (can_be_cached)."""
+    if not 0 < request.shared < len(request.user) or not can_be_cached(request, model):
         return request.user
     return [{"type": "text", "text": request.user[:request.shared], "cache_control": {"type": "ephemeral"}},
             {"type": "text", "text": request.user[request.shared:]}]
