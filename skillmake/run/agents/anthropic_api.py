@@ -30,7 +30,7 @@ class AnthropicAgent(api_call.ApiAgent):
         body: dict[str, Any] = {"model": settings.model,
                                 "max_tokens": request.agent.max_tokens or DEFAULT_MAX_TOKENS,
                                 "messages": [{"role": "user", "content": request.prompt}]}
-        if request.system_prompt:
+        if request.system_prompt and request.system_prompt.strip():  # a body-less SKILL.md's "\n": the API's 400
             # The skill is the same for every trial of a spec: marked cacheable, the trials after the first read it
             # at a tenth of the input price (Anthropic caches a prefix of 1,024+ tokens; a shorter one is simply not
             # cached). Cache reads and writes are recorded and priced apart (pricing.py).

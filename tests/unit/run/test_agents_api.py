@@ -75,6 +75,15 @@ def test_anthropic_request_shape(api: FakeAPI, tmp_path: Path) -> None:
     assert body["messages"] == [{"role": "user", "content": "Say hi."}]
 
 
+def test_a_skill_without_a_body_sends_no_system_prompt(api: FakeAPI, tmp_path: Path) -> None:
+    """A SKILL.md that is only frontmatter has the body "\n": sent as a system block, the API answered 400 "system:
+    text content blocks must contain non-whitespace text" (the fake refuses it as the API does)."""
+    api.default = Reply.text("ok")
+    result = run("anthropic", tmp_path, system_prompt="\n")
+    assert (result.outcome, result.error) == ("completed", None) and api.rejected == []
+    assert "system" not in (api.requests[0].json or {})
+
+
 def test_openai_request_shape(api: FakeAPI, tmp_path: Path) -> None:
     api.default = Reply.text("ok")
     run("openai", tmp_path, system_prompt=None)
