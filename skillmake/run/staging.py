@@ -112,7 +112,7 @@ def stage_skill(skill: Skill, manifest_data: bytes, dest: Path) -> Skill:
         target = dest / skill.name
         target.mkdir(parents=True, exist_ok=True)
         wanted = {os.path.join(target, *rel.split("/")) for rel in files}
-        _prune(dest, keep=wanted)  # what a spare kept of another skill goes first
+        _prune(dest, keep=wanted)  # what a spare kept of another skill goes first (a file where a folder goes)
         for rel, digest in files.items():
             copy_verified(os.path.join(skill.path, *rel.split("/")), target / rel, digest,
                           what=f"skill {skill.name!r}: {rel}", keep=True)
@@ -142,7 +142,7 @@ def _prune(folder: Path, *, keep: set[str] | None = None) -> bool:
                     with contextlib.suppress(OSError):
                         os.unlink(e.path)
         i += 1
-    if keep is not None:
+    if keep is not None:  # the files only: the folders go once the skill is staged (the call after)
         return False
     for path in reversed(folders[1:]):  # a child is listed after its parent: deepest first
         with contextlib.suppress(OSError):  # not empty: kept

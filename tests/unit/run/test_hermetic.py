@@ -266,3 +266,21 @@ def test_a_kept_skill_is_verified_against_its_source_and_another_skills_files_go
     staged = stage_skill(skill, canonical_json(other), dest)
     files = sorted(str(p.relative_to(staged.path)) for p in Path(staged.path).rglob("*") if p.is_file())
     assert files == ["SKILL.md"]
+
+
+def test_a_spare_that_kept_a_file_where_the_next_skill_has_a_folder_stages_it(tmp_path: Path) -> None:
+    from skillmake.run.workspace import _strip
+
+    first = tmp_path / "first"
+    first.mkdir()
+    (first / "scripts").write_text("a file here\n")
+    a = {"kind": "folder", "files": {"scripts": _digest(b"a file here\n")}}
+    dest = tmp_path / "trial" / "skill"
+    stage_skill(Skill(name="s", path=str(first), kind="folder"), canonical_json(a), dest)
+    _strip(str(dest), 0o755)  # kept: untouched
+    second = tmp_path / "second"
+    (second / "scripts").mkdir(parents=True)
+    (second / "scripts" / "run.sh").write_text("echo\n")
+    b = {"kind": "folder", "files": {"scripts/run.sh": _digest(b"echo\n")}}
+    staged = stage_skill(Skill(name="s", path=str(second), kind="folder"), canonical_json(b), dest)
+    assert (Path(staged.path) / "scripts" / "run.sh").read_text() == "echo\n"
