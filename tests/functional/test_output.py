@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from .project import Project, copy_of, populated
+from .project import Project, copy_of, one_case, populated
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 PROGRESS = re.compile(r"^\[\s*(\d+)/(\d+)[^\]]*\] (trial|grade):", re.M)
@@ -134,12 +134,13 @@ def test_plain_doit_follows_the_same_conventions(project: Project) -> None:
 
 
 @pytest.mark.parametrize(("mask", "file_mode", "object_mode"), [(0o022, 0o644, 0o444), (0o077, 0o600, 0o400)])
-def test_written_files_follow_the_umask(project: Project, mask: int, file_mode: int, object_mode: int) -> None:
+def test_written_files_follow_the_umask(tmp_path: Path, mask: int, file_mode: int, object_mode: int) -> None:
+    project = one_case(tmp_path / "proj")  # one trial writes every kind of file a run writes
     run = subprocess.run(["sh", "-c", f'umask {mask:03o} && exec "$0" -m skillmake', sys.executable],
                          cwd=project.root, capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr
     state = project.root / ".skillmake"
-    for rel in ("reports/alpha/report.json", "reports/alpha/junit.xml", "reports/alpha/report.html"):
+    for rel in ("reports/a/report.json", "reports/a/junit.xml", "reports/a/report.html"):
         assert stat.S_IMODE((state / rel).stat().st_mode) == file_mode, rel
     actions = [p for p in (state / "actions").rglob("*.json")]
     objects = [p for p in (state / "objects").rglob("*") if p.is_file()]
