@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from .project import Project
+from .project import Project, copy_of, populated
 
 DODO = '"""Evals of this project."""\nfrom skillmake.dodo import *  # noqa: F403\n'
 
@@ -99,11 +99,10 @@ def test_parallel_threads_forget_and_clean(project: Project) -> None:
     assert (project.root / ".skillmake" / "objects").is_dir()  # clean never empties the shared store
 
 
-def test_skillmake_front_end_needs_no_dodo(tmp_path: Path) -> None:
-    p = Project(tmp_path / "nododo")
-    run = p.run()
-    assert run.code == 0, run.err
-    assert run.agent_calls == 24
+def test_skillmake_front_end_needs_no_dodo(tmp_path: Path, tmp_path_factory: pytest.TempPathFactory) -> None:
+    # populated's first run is `skillmake` in the project with no dodo.py: exit 0 and 24 agent calls (asserted there)
+    p = copy_of(populated(tmp_path_factory), tmp_path / "nododo")
+    assert not (p.root / "dodo.py").exists() and len(p.calls()) == 24
     listed = p.run("list")
     assert "trial" in listed.out and listed.code == 0
     explained = p.run("explain")
