@@ -124,7 +124,8 @@ def checkout(project: Project, cells: Sequence[CellRecords]) -> int:
     (~0.4 ms each here) with the GIL released. Returns how many folders were (re)written."""
     written = 0
     specs = {rec.cell.spec.name for rec in cells}
-    shown = {name: {**_load_views(project, name), **_take_early(project, name)} for name in specs}
+    on_disk = {name: _load_views(project, name) for name in specs}
+    shown = {name: {**on_disk[name], **_take_early(project, name)} for name in specs}  # early: check_out_early
     views: dict[str, dict[str, Any]] = {name: {} for name in specs}
     safe: set[str] = set()  # arm folders whose path below runs/ has no link (cut_links once each, not per cell)
     secrets = environment_secrets()
@@ -145,7 +146,7 @@ def checkout(project: Project, cells: Sequence[CellRecords]) -> int:
         views[rec.cell.spec.name][rel] = entry
         written += rewritten
     for name in specs:
-        if views[name] != shown[name]:
+        if views[name] != on_disk[name]:
             atomic.write_bytes(_views_path(project, name), orjson.dumps({"version": 1, "cells": views[name]}),
                                durable=False)
     for spec in {id(rec.cell.spec): rec.cell.spec for rec in cells}.values():

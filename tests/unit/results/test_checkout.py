@@ -41,6 +41,9 @@ def test_each_cell_is_checked_out_by_its_grade_and_the_report_writes_none_again(
     inodes = [(v / "trial.json").stat().st_ino for v in views]  # written by the grade tasks
     assert _report_writes(project, monkeypatch) == 0
     assert [(v / "trial.json").stat().st_ino for v in views] == inodes
+    # … and notes them all in index/<spec>.views.json, which the next run's no-op check reads
+    noted = orjson.loads((project.state_dir / "index" / "p.views.json").read_bytes())["cells"]
+    assert sorted(noted) == sorted(f"{i.case.id}/{i.arm.name}/trial-{i.k}" for i in items)
     for item, view in zip(items, views, strict=True):
         trial = orjson.loads((view / "trial.json").read_bytes())
         grade = orjson.loads((view / "grade.json").read_bytes())
