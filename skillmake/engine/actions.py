@@ -156,8 +156,11 @@ def trial_record(project: Project, item: Item) -> dict[str, Any] | None:
 
 
 @_between_tasks
-def run_grade(project: Project, item: Item, *, resample: bool = False, batched: bool = False
-              ) -> dict[str, Any] | TaskFailed:
+def run_grade(project: Project, item: Item, *, resample: bool = False, batched: bool = False,
+              view: bool = False) -> dict[str, Any] | TaskFailed:
+    """The cell's grade task. `view`: also check the cell's view out now (a plain run's merged cell task, cell.py,
+    whose report always follows and then finds it current); never where a named task runs without its report, which
+    would leave views showing newer records than report.json."""
     if budget.capped(project, item.name):  # its trial never started: nothing to grade, said by the trial's line
         return {"outcome": budget.NOT_RUN, "ran": False, "capped": True, "why": "its trial did not start"}
     if item.spec.adaptive is not None and not adaptive.needed(project, item):
@@ -182,7 +185,7 @@ def run_grade(project: Project, item: Item, *, resample: bool = False, batched: 
         budget.settle(project, item.name, 0.0)
         return TaskFailed(exc.render())
     budget.settle(project, item.name, (run.record["usage"].get("cost_usd") or 0.0) if run.ran else 0.0)
-    if executor is None and not batched and item.spec.adaptive is None:  # its view, while this worker has time
+    if view and executor is None and not batched and item.spec.adaptive is None:  # while this worker has time
         _check_out_early(project, item, record, run.record)
     values: dict[str, Any] = {"outcome": run.record["outcome"], "key": run.record["key"],
                               "why": why if run.ran else _reused(run.record, "grade"), "ran": run.ran,

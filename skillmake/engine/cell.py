@@ -42,7 +42,7 @@ def run_cell(project: Project, item: Item, *, resample: bool = False) -> dict[st
         return trial
     middle = time.monotonic()
     trial["seconds"] = middle - started
-    grade = actions.run_grade(project, item, resample=resample)
+    grade = actions.run_grade(project, item, resample=resample, view=True)  # its view too (actions.run_grade)
     if isinstance(grade, TaskFailed):
         return GradeFailed(grade, trial)
     grade["seconds"] = time.monotonic() - middle

@@ -1,4 +1,4 @@
-"""The cells' views: a cell's grade task checks its folder out early, and the report's checkout then finds it
+"""The cells' views: a plain run's cell task checks its folder out early, and the report's checkout then finds it
 showing the records it reads (no folder written twice); a view that no longer shows them is written again."""
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ def _grade_all(project: Project) -> list[Any]:
     items = plan_spec(project, project.specs[0]).items
     for item in items:
         assert not isinstance(actions.run_trial.__wrapped__(project, item), Exception)
-        assert not isinstance(actions.run_grade.__wrapped__(project, item), Exception)
+        assert not isinstance(actions.run_grade.__wrapped__(project, item, view=True), Exception)
     return list(items)
 
 
