@@ -26,7 +26,8 @@ print(json.dumps({"code": int(code), "sdks": sorted(m for m in ("anthropic", "op
 
 def collect(*args: str, env: dict[str, str] | None = None) -> dict[str, object]:
     done = subprocess.run([sys.executable, "-c", COLLECT, *args], cwd=REPO, capture_output=True, text=True,
-                          timeout=300, env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1", **(env or {})})
+                          timeout=300, env={**{k: v for k, v in os.environ.items() if k != cputime.ENV},
+                                            "PYTHONDONTWRITEBYTECODE": "1", **(env or {})})
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     result: dict[str, object] = json.loads(done.stdout.strip().splitlines()[-1])
     return result
