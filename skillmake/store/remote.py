@@ -82,6 +82,7 @@ class Remote:
         self._down = False  # unreachable once: not asked again by this process (no timeout per trial)
         self._drained = False
         self._noted: set[str] = set()
+        self._said_down = False
         self._listed: frozenset[str] | None = None  # the action entries' hexes, from one listing (prefetch)
         self._leases: Leases | None = None
 
@@ -164,6 +165,15 @@ class Remote:
             self._noted.add(text)
             self.stats.notes.append(text)
 
+    def _unreachable(self, exc: BaseException, then: str = "running without it") -> None:
+        """Stop asking the remote, and say so once per process: concurrent requests fail at once, each with
+        its own error (a refused connection, a closed one), and one line is what a user needs."""
+        with self._lock:
+            first, self._said_down = not self._said_down, True
+            self._down = True
+        if first:
+            self.note(f"remote {self.shown} unreachable ({type(exc).__name__}); {then}")
+
     # --- read-through ------------------------------------------------------------------------------------------
 
     def fetch(self, key: str, store: Store, *, schema: str) -> bool:
@@ -176,7 +186,7 @@ class Remote:
         except RemoteUnavailable as exc:
             self.note(str(exc))
         except Exception as exc:  # the network, permissions, a throttled bucket: a miss, never a crash
-            self.note(f"remote {self.shown} unreachable ({type(exc).__name__}); running without it")
+            self._unreachable(exc)
         self._down = True
         return False
 
@@ -244,7 +254,7 @@ class Remote:
         except RemoteUnavailable as exc:
             self.note(str(exc))
         except Exception as exc:
-            self.note(f"remote {self.shown} unreachable ({type(exc).__name__}); running without it")
+            self._unreachable(exc)
         else:
             return [k for k, ok in zip(hits, got, strict=True) if ok]
         self._down = True
@@ -310,8 +320,7 @@ class Remote:
             missing = [d for d, ok in zip(wanted, there, strict=True) if not ok]
             sent = self.parallel(upload, missing)
         except Exception as exc:  # the network, permissions: said once; the job then fails to find its files
-            self.note(f"remote {self.shown} unreachable ({type(exc).__name__}); running without it")
-            self._down = True
+            self._unreachable(exc)
             return wanted
         return [d for d, ok in zip(missing, sent, strict=True) if not ok]
 
@@ -322,8 +331,7 @@ class Remote:
         try:
             return self._pull(digests, store, key="(cluster job files)", required=False)
         except Exception as exc:
-            self.note(f"remote {self.shown} unreachable ({type(exc).__name__}); running without it")
-            self._down = True
+            self._unreachable(exc)
             return False
 
     def has_entry(self, key: str) -> bool:
@@ -418,8 +426,7 @@ class Remote:
         except RemoteUnavailable as exc:
             self.note(str(exc))
         except Exception as exc:  # the result stays local; `skillmake push` sends it later
-            self.note(f"remote {self.shown} unreachable ({type(exc).__name__}); results stay local "
-                      "(`skillmake push` sends them later)")
+            self._unreachable(exc, "results stay local (`skillmake push` sends them later)")
         self._down = True
         return 0
 

@@ -145,3 +145,31 @@ def test_a_lease_of_a_process_of_this_machine_that_is_gone_is_taken_over_at_once
     # A holder that is alive on this machine (this very test) is waited for.
     (folder / f"{0:010d}").write_bytes(orjson.dumps({"holder": f"{socket.gethostname()}:{os.getppid()}", "beat": 0}))
     assert not remote._leases._dead_here((folder / f"{0:010d}").read_bytes())  # type: ignore[union-attr]
+
+
+def test_requests_failing_at_once_each_their_own_way_say_unreachable_once(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """Concurrent fetches that all find the remote down (a refused connection here, a closed one there) stop
+    asking it and say so in one line, not one line per exception class (found in test_remote's offline test)."""
+    remote = Remote(f"file://{tmp_path}/bucket")
+    both_in = threading.Barrier(2)
+    errors = iter([ConnectionRefusedError("refused"), ConnectionResetError("closed")])
+    lock = threading.Lock()
+
+    def fail(*_: Any, **__: Any) -> bool:
+        both_in.wait(timeout=10)  # both requests are under way before either fails
+        with lock:
+            raise next(errors)
+
+    monkeypatch.setattr(remote, "_fetch", fail)
+    store = Store(tmp_path / "store")
+    threads = [threading.Thread(target=remote.fetch, args=(key(i), store), kwargs={"schema": TRIAL_SCHEMA})
+               for i in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert remote.down
+    assert [n for n in remote.stats.notes if "unreachable" in n] == [
+        f"remote file://{tmp_path}/bucket unreachable (ConnectionRefusedError); running without it"]
+    assert remote.fetch(key(3), store, schema=TRIAL_SCHEMA) is False  # not asked again
