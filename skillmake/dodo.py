@@ -9,6 +9,7 @@ from skillmake.core import interrupts
 interrupts.install_for_doit()
 
 import sys  # noqa: E402
+from types import FrameType  # noqa: E402
 
 from skillmake.core import console  # noqa: E402
 from skillmake.engine.config import doit_config  # noqa: E402
@@ -31,3 +32,19 @@ DOIT_CONFIG = doit_config(current_root())
 process.prepare_run()  # the run's process: subreaper of its trials, its workers die with it (process.py)
 if not isinstance(sys.stdout, console.PipeSafe):  # `doit list | head` ends quietly, as under `skillmake`
     sys.stdout = console.PipeSafe(sys.stdout)
+
+
+def _guard_doits_outstream(safe: console.PipeSafe) -> None:
+    """doit's command (`list`, `info`) took its own reference to sys.stdout before it loaded this dodo.py, and
+    writes there: point it at the guarded stream too, or `doit list | head` ends in a BrokenPipeError traceback."""
+    frame: FrameType | None = sys._getframe(1)
+    while frame is not None:
+        command = frame.f_locals.get("self")
+        if command is not None and getattr(command, "outstream", None) is safe.stream:
+            command.outstream = safe
+            return
+        frame = frame.f_back
+
+
+if isinstance(sys.stdout, console.PipeSafe):
+    _guard_doits_outstream(sys.stdout)

@@ -224,7 +224,8 @@ def _check_task_word(word: str | None, commands: Mapping[str, Any]) -> None:
                          hint=f"skillmake {word} [OPTIONS] (`skillmake {word} --help` lists them)")
     from skillmake.core.errors import did_you_mean
 
-    raise UsageError(f"{word!r} is not a command or a task{did_you_mean(word, [*OWN_COMMANDS, *commands])}",
+    close = did_you_mean(word, [*OWN_COMMANDS, *TASK_GROUPS, *commands])  # `tral`: 'trial', not doit's 'strace'
+    raise UsageError(f"{word!r} is not a command or a task{close}",
                      hint="`skillmake help` lists the commands; `skillmake list --all` lists the tasks")
 
 

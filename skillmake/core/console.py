@@ -82,6 +82,11 @@ class PipeSafe:
         self._stream = stream
         self.gone = False
 
+    @property
+    def stream(self) -> TextIO:
+        """The stream this one guards."""
+        return self._stream
+
     def write(self, text: str) -> int:
         if not self.gone:
             try:

@@ -431,9 +431,10 @@ def _touched(root: str) -> list[SpecPlan]:
 def _say_selection(root: str, chosen: select.Chosen, targets: select.Targets) -> None:
     """One line each: a selection that matches nothing (exit 5, as pytest's "no tests collected": a typo in CI
     must not pass green), and failures a run without --resample would reuse."""
+    unknown = targets.unknown(plans_at(root), reports=UNPLANNED.get(root, {}))
     nothing = select.nothing_selected(plans_at(root), select.current(), targets)
     broken = sorted(project_at(root).broken)
-    if nothing and broken:  # it selects nothing because a spec is invalid: that is the news, with validate's code
+    if (nothing or unknown) and broken:  # it names nothing because a spec is invalid: that is the news, validate's code
         from skillmake.spec.validate import render_text, validate_files
 
         print(render_text(validate_files(broken, root=root)), file=sys.stderr)
@@ -441,6 +442,9 @@ def _say_selection(root: str, chosen: select.Chosen, targets: select.Targets) ->
               f"{len(broken)} spec{'s are' if len(broken) != 1 else ' is'} invalid (above); fix "
               f"{'them' if len(broken) != 1 else 'it'} and run again", file=sys.stderr, flush=True)
         raise SystemExit(EXIT_INVALID)
+    if unknown:  # a typo of a task's name: said as any bad command line is, where doit would say it raw
+        print(f"skillmake: {unknown}\n  hint: `skillmake list --all` lists the tasks", file=sys.stderr, flush=True)
+        raise SystemExit(3)
     if nothing:
         print(f"skillmake: {nothing}", file=sys.stderr, flush=True)
         raise SystemExit(EXIT_NO_SPECS)

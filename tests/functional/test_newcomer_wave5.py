@@ -1,0 +1,83 @@
+"""A new user's hour on a fresh clone after this stop's engine changes (one task per stale cell, early checkout, the
+records' fsync thread, striped key locks): where the terminal, the files and the exit code did not say the same
+thing — each test is the repro of one finding."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from .project import DODO, Project, copy_of, one_case, template
+
+DOIT = [sys.executable, "-m", "doit"]
+
+
+@pytest.fixture(scope="module")
+def ran_once(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The one-case project with the three-line dodo.py, after one plain `doit` run: the template each test copies."""
+    def build(root: Path) -> Project:
+        project = one_case(root, **{"dodo.py": DODO})
+        first = project.run(cmd=DOIT)
+        assert first.code == 0 and first.agent_calls == 1, first.out + first.err
+        return project
+    return template(tmp_path_factory, "newcomer5-one-run", build)
+
+
+def _into_a_closed_pipe(project: Project, argv: list[str]) -> subprocess.CompletedProcess[str]:
+    """`argv | head` whose reader has gone before the first line: every write meets a broken pipe."""
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        return subprocess.run(argv, cwd=project.root, stdout=write, stderr=subprocess.PIPE, text=True, timeout=120)
+    finally:
+        os.close(write)
+
+
+# -- plain doit piped into head ---------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("command", [["list", "--all", "--status"], ["info", "trial:a/one/with_skill/0"]])
+def test_plain_doit_list_and_info_piped_into_head_end_quietly(ran_once: Path, tmp_path: Path,
+                                                               command: list[str]) -> None:
+    """`doit list --all --status | head -3` in a project whose dodo.py imports skillmake printed a BrokenPipeError
+    traceback and exited 3 (doit's "could not load tasks"): dodo.py guarded sys.stdout, but doit's command had
+    taken its own reference to the stream before it loaded the dodo.py. It ends quietly, as `skillmake list` does."""
+    project = copy_of(ran_once, tmp_path / "proj")
+    piped = _into_a_closed_pipe(project, [*DOIT, *command])
+    assert "Traceback" not in piped.stderr and "BrokenPipe" not in piped.stderr, piped.stderr
+    assert piped.returncode == 0, piped.stderr  # doit's own code for both: the trial is up to date
+    assert _into_a_closed_pipe(project, [sys.executable, "-m", "skillmake", *command]).returncode == 0
+
+
+# -- a mistyped task --------------------------------------------------------------------------------------------------
+
+def test_a_mistyped_task_group_suggests_the_group_not_a_doit_command(ran_once: Path, tmp_path: Path) -> None:
+    """`skillmake tral` said "did you mean 'strace'?" (a doit command no newcomer means): the task groups are
+    among the words it suggests from."""
+    project = copy_of(ran_once, tmp_path / "proj")
+    run = project.run("tral", check_views=False)
+    assert run.code == 3, run.out + run.err
+    assert "'tral' is not a command or a task; did you mean 'trial'?" in run.err, run.err
+    assert run.agent_calls == 0
+
+
+@pytest.mark.parametrize("front", ["skillmake", "doit"])
+def test_a_mistyped_task_name_is_one_line_with_the_closest_task(ran_once: Path, tmp_path: Path, front: str) -> None:
+    """`skillmake trial:a/on/with_skill/0` printed doit's raw `ERROR: Invalid parameter: "…". Must be a command,
+    task, or a target.` and `Type "skillmake list"…`: one skillmake line naming the closest task instead, exit 3 as
+    any bad command line (a glob that matches nothing stays exit 5), and nothing runs."""
+    project = copy_of(ran_once, tmp_path / "proj")
+    project.replace("a.eval.yaml", "say one", "say one again")  # its trial is stale: a typo must not run it
+    argv = [sys.executable, "-m", "skillmake"] if front == "skillmake" else DOIT
+    run = project.run(cmd=[*argv, "trial:a/on/with_skill/0"], check_views=False)
+    assert run.code == 3, run.out + run.err
+    assert "'trial:a/on/with_skill/0' is not a task; did you mean 'trial:a/one/with_skill/0'?" in run.err, run.err
+    assert "Invalid parameter" not in run.err and "Traceback" not in run.err, run.err
+    assert run.agent_calls == 0
+    glob = project.run(cmd=[*argv, "trial:a/on/*"], check_views=False)
+    assert glob.code == 5 and "matches no task" in glob.err, glob.err
+    named = project.run(cmd=[*argv, "trial:a/one/with_skill/0"], check_views=False)  # the right name still runs
+    assert named.code == 0 and named.agent_calls == 1, named.out + named.err
