@@ -98,7 +98,7 @@ def _unique_names(result: Validation, others: dict[str, Head], root: str) -> tup
     names: dict[str, list[str]] = {}
     loaded = {spec.path: spec for spec in result.specs}
     for path, head in result.heads.items():
-        if head.skipped:
+        if head.skipped or not os.path.lexists(path):  # a mistyped path names no spec: "cannot read" is its error
             continue
         spec = loaded.get(os.path.abspath(path))
         names.setdefault(spec.name if spec else head.name, []).append(path)

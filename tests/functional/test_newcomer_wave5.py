@@ -81,3 +81,18 @@ def test_a_mistyped_task_name_is_one_line_with_the_closest_task(ran_once: Path, 
     assert glob.code == 5 and "matches no task" in glob.err, glob.err
     named = project.run(cmd=[*argv, "trial:a/one/with_skill/0"], check_views=False)  # the right name still runs
     assert named.code == 0 and named.agent_calls == 1, named.out + named.err
+
+
+# -- validate from a subfolder ----------------------------------------------------------------------------------------
+
+def test_validating_a_missing_file_is_one_error_not_a_name_clash_too(ran_once: Path, tmp_path: Path) -> None:
+    """From skills/, `skillmake validate a.eval.yaml` (the spec is one folder up) said "cannot read", then
+    "spec name 'a' is also the name of a.eval.yaml": a file that does not exist names no spec, so it clashes with
+    none, and the count said 2 errors for one mistake."""
+    project = copy_of(ran_once, tmp_path / "proj")
+    proc = subprocess.run([sys.executable, "-m", "skillmake", "validate", "a.eval.yaml"], cwd=project.root / "skills",
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    said = proc.stdout + proc.stderr
+    assert "skills/a.eval.yaml: cannot read: No such file or directory" in said, said
+    assert "is also the name of" not in said and "1 error(s) in 1 of 1 spec(s)" in said, said
