@@ -90,6 +90,7 @@ def init(cwd: str, given: str | None, *, agent: str) -> tuple[list[str], str]:
     folder = os.path.dirname(skill.path)  # beside the skill, never inside it: a spec edit must not change the skill
     spec = os.path.join(folder, f"{skill.name}.eval.yaml")
     _refuse_existing(spec)
+    _refuse_clash(root, spec, skill.name)
     schema = os.path.join(root, SCHEMA_FOLDER, SPEC)
     if not ours(schema):
         if os.path.exists(schema):
@@ -193,6 +194,17 @@ def _refuse_existing(path: str) -> None:
     if os.path.exists(path):
         raise InitError(f"{_shown(path)} already exists; not overwriting it",
                         "edit it, or move it away and run `skillmake init` again")  # usage (3): 1 is a failed verdict
+
+
+def _refuse_clash(root: str, spec: str, name: str) -> None:
+    """A project spec elsewhere already named `name`: a second would make both fail validate (names are unique)."""
+    from skillmake.spec.discovery import scan
+
+    for path, head in scan(root).heads.items():
+        if not head.skipped and head.name == name and os.path.abspath(path) != os.path.abspath(spec):
+            raise InitError(f"{_shown(path)} is already a spec named {name!r}; a second one beside the skill would "
+                            "clash with it", f"add cases to {_shown(path)}, or write the new spec by hand with "
+                            "another `name:`")
 
 
 def _next_command(spec: str) -> str:

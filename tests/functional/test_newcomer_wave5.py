@@ -96,3 +96,17 @@ def test_validating_a_missing_file_is_one_error_not_a_name_clash_too(ran_once: P
     said = proc.stdout + proc.stderr
     assert "skills/a.eval.yaml: cannot read: No such file or directory" in said, said
     assert "is also the name of" not in said and "1 error(s) in 1 of 1 spec(s)" in said, said
+
+
+# -- init in a project that already evaluates the skill ---------------------------------------------------------------
+
+def test_init_refuses_a_second_spec_of_the_same_name(ran_once: Path, tmp_path: Path) -> None:
+    """`skillmake init` in a project whose a.eval.yaml (at its root) evaluates skills/a wrote skills/a.eval.yaml,
+    a second spec named 'a': the project that validated a moment before then failed validate and every run with
+    exit 2 on both files. init refuses, as it refuses to overwrite a spec, and writes nothing."""
+    project = copy_of(ran_once, tmp_path / "proj")
+    init = project.run("init", check_views=False)
+    assert init.code == 3, init.out + init.err
+    assert "a.eval.yaml is already a spec named 'a'" in init.err and "\n  hint: " in init.err, init.err
+    assert not (project.root / "skills" / "a.eval.yaml").exists()
+    assert project.run("validate", check_views=False).code == 0
