@@ -12,6 +12,7 @@ import sys  # noqa: E402
 from types import FrameType  # noqa: E402
 
 from skillmake.core import console  # noqa: E402
+from skillmake.engine import info  # noqa: E402
 from skillmake.engine.config import doit_config  # noqa: E402
 from skillmake.engine.creators import (  # noqa: E402
     task_batch,
@@ -42,6 +43,7 @@ def _guard_doits_outstream(safe: console.PipeSafe) -> None:
         command = frame.f_locals.get("self")
         if command is not None and getattr(command, "outstream", None) is safe.stream:
             command.outstream = safe
+            info.guard(command)  # and `doit info <no such task>` is one line, not doit's KeyError traceback
             return
         frame = frame.f_back
 

@@ -110,3 +110,16 @@ def test_init_refuses_a_second_spec_of_the_same_name(ran_once: Path, tmp_path: P
     assert "a.eval.yaml is already a spec named 'a'" in init.err and "\n  hint: " in init.err, init.err
     assert not (project.root / "skills" / "a.eval.yaml").exists()
     assert project.run("validate", check_views=False).code == 0
+
+
+def test_plain_doit_info_of_a_mistyped_task_is_one_line_not_a_keyerror(ran_once: Path, tmp_path: Path) -> None:
+    """`doit info trial:a/on/with_skill/0` (plain doit, no info plugin configured) ended in doit's own `KeyError`
+    traceback; `skillmake info` said one line with the closest name. Both say that line now, exit 3, and plain
+    doit's info keeps its own code for a real task (0 up to date)."""
+    project = copy_of(ran_once, tmp_path / "proj")
+    for argv in (DOIT, [sys.executable, "-m", "skillmake"]):
+        run = project.run(cmd=[*argv, "info", "trial:a/on/with_skill/0"], check_views=False)
+        assert run.code == 3, run.out + run.err
+        assert "no task named 'trial:a/on/with_skill/0'; did you mean 'trial:a/one/with_skill/0'?" in run.err, run.err
+        assert "Traceback" not in run.err, run.err
+    assert project.run(cmd=[*DOIT, "info", "trial:a/one/with_skill/0"], check_views=False).code == 0
