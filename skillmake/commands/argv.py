@@ -222,6 +222,12 @@ def _check_task_word(word: str | None, commands: Mapping[str, Any]) -> None:
     if word in OWN_COMMANDS:  # `skillmake --adaptive explain`: our commands read their own options after them
         raise UsageError(f"{word!r} is a command: it goes first, before the options",
                          hint=f"skillmake {word} [OPTIONS] (`skillmake {word} --help` lists them)")
+    if word.endswith((".eval.yaml", ".eval.yml", ".eval.json")):  # `skillmake a.eval.yaml`, as `pytest test_a.py`
+        from skillmake.spec.discovery import read_head
+
+        name = read_head(word).name
+        raise UsageError(f"{word!r} is a spec file, not a command or a task",
+                         hint=f"`skillmake --spec {name}` runs it; `skillmake validate {word}` checks it")
     from skillmake.core.errors import did_you_mean
 
     close = did_you_mean(word, [*OWN_COMMANDS, *TASK_GROUPS, *commands])  # `tral`: 'trial', not doit's 'strace'

@@ -64,6 +64,16 @@ def test_a_mistyped_task_group_suggests_the_group_not_a_doit_command(ran_once: P
     assert run.agent_calls == 0
 
 
+def test_a_spec_file_given_as_a_task_says_how_to_run_it(ran_once: Path, tmp_path: Path) -> None:
+    """`skillmake a.eval.yaml` (as one runs `pytest test_a.py`) said "'a.eval.yaml' is not a command or a task" and
+    sent the user to the task list: it names the spec's option, and validate's form, instead."""
+    project = copy_of(ran_once, tmp_path / "proj")
+    run = project.run("a.eval.yaml", check_views=False)
+    assert run.code == 3, run.out + run.err
+    assert "'a.eval.yaml' is a spec file, not a command or a task" in run.err, run.err
+    assert "hint: `skillmake --spec a` runs it; `skillmake validate a.eval.yaml` checks it" in run.err, run.err
+
+
 @pytest.mark.parametrize("front", ["skillmake", "doit"])
 def test_a_mistyped_task_name_is_one_line_with_the_closest_task(ran_once: Path, tmp_path: Path, front: str) -> None:
     """`skillmake trial:a/on/with_skill/0` printed doit's raw `ERROR: Invalid parameter: "…". Must be a command,
