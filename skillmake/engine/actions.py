@@ -236,14 +236,17 @@ def run_trigger(project: Project, item: TriggerItem, *, resample: bool = False) 
     return values
 
 
-def run_report(project: Project, plan: SpecPlan, selected: frozenset[str] | None = None) -> TaskFailed | None:
+def run_report(project: Project, plan: SpecPlan, selected: frozenset[str] | None = None, *,
+               gate: bool = False) -> TaskFailed | None:
+    """Build the spec's report; with `gate` (a report task named on a command line that runs no `thresholds`
+    task), fail with its gate too, so that the exit code says what its header says."""
     from skillmake.engine.report import build_and_write
 
     try:
         build_and_write(project, plan, selected=selected)
     except SkillmakeError as exc:
         return TaskFailed(exc.render())
-    return None
+    return check_thresholds(project, (plan,)) if gate else None
 
 
 def check_thresholds(project: Project, plans: tuple[SpecPlan, ...]) -> TaskFailed | None:

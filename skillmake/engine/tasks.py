@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fnmatch
 import functools
 import os
 import sys
@@ -348,6 +349,11 @@ def report_tasks(root: str) -> Iterator[dict[str, Any]]:
     yield {"basename": "report", "name": None, "doc": "aggregate grades into reports; fail below thresholds"}
     merges = _merges()
     plans_at(root)
+    argv = COMMAND or sys.argv[1:]
+    named = scope.targets(argv) if scope.runs(argv) else []
+    # Tasks named without `thresholds` (`skillmake report:a`): each report gates on its own spec, or the run
+    # would print "1 failing: a" and exit 0.
+    gate = bool(named) and not any(fnmatch.fnmatchcase("thresholds", p) for p in named)
     for name, message in sorted(UNPLANNED.get(root, {}).items()):
         # Last of all (doit stops at a failed task unless -c): every other spec runs and is reported first.
         yield {"basename": "report", "name": name, "actions": [(_unplanned, [message])], "uptodate": [False],
@@ -360,7 +366,8 @@ def report_tasks(root: str) -> Iterator[dict[str, Any]]:
         selected = None if chosen.names is None else frozenset(
             [i.name for i in plan.items if chosen.has(i)] + [f"trigger:{t.name}" for t in plan.triggers
                                                              if chosen.has_trigger(t)])
-        yield {"basename": "report", "name": spec.name, "actions": [(actions.run_report, [project, plan, selected])],
+        yield {"basename": "report", "name": spec.name,
+               "actions": [(actions.run_report, [project, plan, selected], _kwargs(gate=gate))],
                "task_dep": [] if plan.settled else
                [dep for i in plan.items if (dep := _grade_task_name(merges, project, plan, i, full, chosen))]
                + [f"trigger:{t.name}" for t in plan.triggers if _trigger_task_exists(t, full, chosen)],

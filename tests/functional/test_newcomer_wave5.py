@@ -133,3 +133,22 @@ def test_plain_doit_info_of_a_mistyped_task_is_one_line_not_a_keyerror(ran_once:
         assert "no task named 'trial:a/on/with_skill/0'; did you mean 'trial:a/one/with_skill/0'?" in run.err, run.err
         assert "Traceback" not in run.err, run.err
     assert project.run(cmd=[*DOIT, "info", "trial:a/one/with_skill/0"], check_views=False).code == 0
+
+
+# -- a named report task ----------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("front", ["skillmake", "doit"])
+def test_a_named_report_task_of_a_failing_spec_exits_1(ran_once: Path, tmp_path: Path, front: str) -> None:
+    """`skillmake report:a` (design.md: the report task aggregates the grades into the report files and the exit
+    status) printed "nothing changed: …; 1 failing: a" and exited 0: the gate is the `thresholds` task, which a
+    named report does not run. A named report task now fails with its spec's gate, as `skillmake report` does;
+    a passing spec's stays 0."""
+    project = copy_of(ran_once, tmp_path / "proj")
+    argv = [sys.executable, "-m", "skillmake"] if front == "skillmake" else DOIT
+    assert project.run(cmd=[*argv, "report:a"]).code == 0
+    project.replace("a.eval.yaml", "needle: ONE", "needle: NEVER")  # its grade fails; the trial is reused
+    run = project.run(cmd=[*argv, "report:a"])
+    assert run.code == 1, run.out + run.err
+    assert run.agent_calls == 0
+    assert "report:a  FAILED" in run.out + run.err, run.out + run.err
+    assert project.run("report").code == 1  # the same verdict, the same code
