@@ -47,7 +47,7 @@ RETRY_S = 0.005  # how soon an interrupt that could not unwind the main thread w
 LIVE: dict[int, Any] = {}
 
 _state: dict[str, Any] = {"interrupted": False, "raised": False, "front": "", "armed": False, "pid": 0,
-                          "wakeup": -1}
+                          "wakeup": -1, "leaving_hook": False}
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep  # skillmake/, every layer
 
 
@@ -203,6 +203,13 @@ def _retry(signum: int, frame: FrameType | None) -> None:
         _on_signal(signal.SIGINT, frame)
 
 
+def _leaving() -> None:
+    """The process is exiting: a pending retry has nothing left to unwind."""
+    signal.setitimer(signal.ITIMER_REAL, 0)
+    if _state["interrupted"]:
+        _state["raised"] = True
+
+
 def _on_signal(signum: int, frame: FrameType | None) -> None:
     interrupt()
     if _state["raised"]:
@@ -217,6 +224,14 @@ def _on_signal(signum: int, frame: FrameType | None) -> None:
         # Inside the standard library's queue and lock code, an exception can leave a lock held that the exit
         # then waits for forever (doit -n 4 -P process hung so): try again a few milliseconds later.
         signal.setitimer(signal.ITIMER_REAL, RETRY_S)
+        if not _state["leaving_hook"]:
+            # The run may notice the interrupt by itself and leave before the retry fires (a trial's thread read
+            # the wakeup pipe): then the retry must not raise inside an exit function, such as one waiting for a
+            # supervisor. Registered now, this runs before every exit function registered earlier (LIFO).
+            import atexit
+
+            atexit.register(_leaving)
+            _state["leaving_hook"] = True
         return
     _state["raised"] = True
     # A retry may still be set (an earlier signal came at an unsafe point): the exit restores SIGALRM's default

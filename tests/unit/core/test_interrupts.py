@@ -38,3 +38,28 @@ sys.exit(130)
 def test_unwinding_cancels_a_pending_retry_so_the_exit_status_stays_130() -> None:
     done = subprocess.run([sys.executable, "-c", SCRIPT], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert (done.returncode, done.stdout.strip()) == (130, "0.0"), done.stderr
+
+
+# A stop signal at an unsafe point sets a retry; the run then noticed the interrupt by itself (a trial's thread
+# read the wakeup pipe, the trials ended, main() returned 130) and exited before the retry fired. The retry then
+# fired inside an exit function waiting on a supervisor (supervisors.close_all, at a safe point) and raised
+# KeyboardInterrupt there: 'Exception ignored in atexit callback … KeyboardInterrupt' on a SIGTERM'd run's stderr
+# (seen in test_interrupt under a loaded full suite).
+LEAVING = """
+import atexit, signal, sys, threading
+from skillmake.core import interrupts
+interrupts.install("skillmake")
+interrupts.arm()
+atexit.register(lambda: threading.Event().wait(0.2))  # an exit function that waits, as close_all does
+def unsafe():
+    interrupts._on_signal(signal.SIGTERM, sys._getframe())
+unsafe()
+assert signal.getitimer(signal.ITIMER_REAL)[0] > 0, "a retry is set"
+sys.exit(130)  # main() saw interrupted() and returns on its own
+"""
+
+
+def test_a_run_leaving_on_its_own_is_not_interrupted_again_by_a_pending_retry() -> None:
+    done = subprocess.run([sys.executable, "-c", LEAVING], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 130, done.stderr
+    assert "Traceback" not in done.stderr and "KeyboardInterrupt" not in done.stderr, done.stderr
