@@ -90,6 +90,16 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     sys.dont_write_bytecode = True  # no test leaves bytecode in its project, a skill folder or tests/data
 
 
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """`-n auto`: one worker more than the cores. Most tests wait on the processes they start (a run, the real
+    CLIs, servers), so two workers kept two cores only 130% busy; three took the quiet 2-core machine's suite from
+    645 s to 580 s. PYTEST_XDIST_AUTO_NUM_WORKERS still decides when set."""
+    wanted = os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS", "").strip()
+    if wanted.isdigit():
+        return int(wanted)
+    return len(os.sched_getaffinity(0)) + 1
+
+
 def pytest_configure(config: pytest.Config) -> None:
     register_cpu_per_file(config)  # CPU seconds per test file, when SKILLMAKE_TEST_CPU names a folder
     if not hasattr(config, "workerinput"):  # once, in the process that starts the workers
