@@ -73,6 +73,10 @@ def doit_config(root: str) -> dict[str, Any]:
         # a run (a broken spec, a failing gate) come last, so neither stops the other specs' reports.
         "default_tasks": ["report", "validate", "thresholds"],
     }
+    from skillmake.engine import scope, tasks
+
+    if scope.names_reports(tasks.COMMAND or sys.argv[1:]):  # each named report gates: a failed one stops no other
+        config["continue"] = True
     if os.environ.get(SHARD_VAR, "").strip():  # one job of a CI matrix: its trials and grades, no report (shard.py)
         # "trial" too: a plain run's stale cell is one trial task that grades it as well (cell.py), no grade task.
         config["default_tasks"] = ["grade", "trial", "trigger", "validate"]

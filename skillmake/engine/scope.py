@@ -8,6 +8,7 @@ the graph (`list`, `info`, `forget`, `clean`, `doit trial:x/y/z/0`, `-a`) gets t
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import sys
 from collections.abc import Sequence
@@ -86,3 +87,16 @@ def runs(argv: Sequence[str]) -> bool:
 def from_process() -> bool:
     """Decide from this process's command line (doit's, or skillmake's which passes the same words)."""
     return needs_full_graph(sys.argv[1:])
+
+
+def named_without_gate(argv: Sequence[str]) -> bool:
+    """Tasks named on a run's command line, none of them `thresholds` (`skillmake report:a`): each named report
+    then gates on its own spec (tasks.report_tasks), where a plain run's gate is the thresholds task."""
+    named = targets(argv) if runs(argv) else []
+    return bool(named) and not any(fnmatch.fnmatchcase("thresholds", p) for p in named)
+
+
+def names_reports(argv: Sequence[str]) -> bool:
+    """named_without_gate, with a report among the names: doit goes on past a failed report (config.doit_config),
+    so that `skillmake 'report:*'` writes every named spec's report, not those before the first failing one."""
+    return named_without_gate(argv) and any(p.split(":", 1)[0] == "report" for p in targets(argv))

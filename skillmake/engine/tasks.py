@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import fnmatch
 import functools
 import os
 import sys
@@ -349,11 +348,9 @@ def report_tasks(root: str) -> Iterator[dict[str, Any]]:
     yield {"basename": "report", "name": None, "doc": "aggregate grades into reports; fail below thresholds"}
     merges = _merges()
     plans_at(root)
-    argv = COMMAND or sys.argv[1:]
-    named = scope.targets(argv) if scope.runs(argv) else []
     # Tasks named without `thresholds` (`skillmake report:a`): each report gates on its own spec, or the run
     # would print "1 failing: a" and exit 0.
-    gate = bool(named) and not any(fnmatch.fnmatchcase("thresholds", p) for p in named)
+    gate = scope.named_without_gate(COMMAND or sys.argv[1:])
     for name, message in sorted(UNPLANNED.get(root, {}).items()):
         # Last of all (doit stops at a failed task unless -c): every other spec runs and is reported first.
         yield {"basename": "report", "name": name, "actions": [(_unplanned, [message])], "uptodate": [False],

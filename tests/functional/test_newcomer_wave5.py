@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from .project import DODO, Project, copy_of, one_case, template
+from .project import DODO, ONE_SPEC, Project, copy_of, one_case, template
 
 DOIT = [sys.executable, "-m", "doit"]
 
@@ -152,3 +152,8 @@ def test_a_named_report_task_of_a_failing_spec_exits_1(ran_once: Path, tmp_path:
     assert run.agent_calls == 0
     assert "report:a  FAILED" in run.out + run.err, run.out + run.err
     assert project.run("report").code == 1  # the same verdict, the same code
+    # A failed report stops no other named one (doit would stop at it): b, after a, is still written.
+    project.write("b.eval.yaml", ONE_SPEC)  # the same trial key as a's before the edit: nothing runs
+    both = project.run(cmd=[*argv, "report:a", "report:b"])
+    assert both.code == 1 and both.agent_calls == 0, both.out + both.err
+    assert (project.root / ".skillmake" / "reports" / "b" / "report.json").exists(), both.out + both.err
