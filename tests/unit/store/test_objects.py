@@ -242,3 +242,23 @@ def test_a_record_is_made_durable_off_the_writers_thread_its_objects_before_it(t
     assert not any(main for _, main in synced)  # the writer never waited for an fsync
     store.put(b"a new object")
     assert any(main and p.startswith(str(store.objects)) for p, main in synced)  # objects stay fsync'd at once
+
+
+def test_records_and_attempts_are_stored_without_this_processs_credentials(tmp_path: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """Defence in depth: whatever a record carries, the store writes it redacted of the environment's
+    credentials, result and attempt alike (a mutation run found neither redaction pinned here)."""
+    secret = "sk-ant-api03-pinned-credential-0123456789"
+    monkeypatch.setenv("ANTHROPIC_API_KEY", secret)
+    store = Store(tmp_path / "store")
+    record = trial_record(store)
+    record["agent"]["version"] = f"cli 1.0 ({secret})"
+    store.put_action(record, schema=TRIAL_SCHEMA)
+    attempt = {**trial_record(store, "sha256:" + "e" * 64), "outcome": "error", "error": f"401 for key {secret}",
+               "exit_code": 1}
+    store.put_attempt(attempt, schema=TRIAL_SCHEMA)
+    on_disk = [p.read_bytes() for p in (store.action_path(record["key"]), store.attempt_path(attempt["key"]))]
+    assert all(secret.encode() not in data for data in on_disk)
+    assert all(b"[REDACTED" in data or b"REDACTED" in data for data in on_disk), on_disk
+    got = store.get_action(record["key"], schema=TRIAL_SCHEMA)
+    assert got is not None and secret not in got["agent"]["version"] and got["agent"]["version"].startswith("cli 1.0")
