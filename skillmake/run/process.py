@@ -221,8 +221,9 @@ _PACKAGE = str(Path(__file__).resolve().parents[1]) + os.sep  # skillmake/, ever
 
 
 # Threads of skillmake's own that never hold a half-written file and need not end first: the store's fsync thread
-# (store/syncer.py; what it has not synced yet, the exit's flush waits for).
-HELPER_THREADS = frozenset({"skillmake-fsync"})
+# (store/syncer.py; what it has not synced yet, the exit's flush waits for) and the reporter's ticker, which only
+# prints (engine/reporter.py; still running when an interrupt cut doit's finish short, and then waited for in full).
+HELPER_THREADS = frozenset({"skillmake-fsync", "skillmake-reporter"})
 
 
 def _busy_threads() -> list[int]:

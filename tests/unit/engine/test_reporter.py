@@ -93,3 +93,21 @@ def test_a_slow_task_is_announced_once_and_a_finished_one_never(clock: Clock) ->
         rep.complete_run()
     announced = re.findall(r"… running (\S+) \(started \d\d:\d\d:\d\d\)", out.getvalue())
     assert announced == ["trial:s/slow/with_skill/0"], out.getvalue()
+
+
+def test_an_interrupted_run_does_not_wait_for_the_reporters_ticker() -> None:
+    """The ticker only prints: an interrupt that cut doit's finish short (complete_run never ran) left it running,
+    and the interrupted run's wait for its busy threads then took its whole grace (5 s) for it."""
+    import time
+
+    from skillmake.run import process
+
+    reporter = SkillmakeReporter(io.StringIO(), {})
+    reporter.initialize({}, [])
+    try:
+        assert reporter.ticker is not None and reporter.ticker.is_alive()
+        t0 = time.monotonic()
+        assert process.wait_for_all(timeout=2.0)
+        assert time.monotonic() - t0 < 1.0
+    finally:
+        reporter.complete_run()
