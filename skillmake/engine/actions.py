@@ -42,10 +42,18 @@ def _between_tasks(action: Any) -> Any:
     return wrapped
 
 
-@_between_tasks
 def run_trial(project: Project, item: Item, *, resample: bool = False) -> dict[str, Any] | TaskFailed:
+    """The cell's trial task: its values for the reporter (trial_step)."""
+    return trial_step(project, item, resample=resample)[0]
+
+
+@_between_tasks
+def trial_step(project: Project, item: Item, *, resample: bool = False
+               ) -> tuple[dict[str, Any] | TaskFailed, dict[str, Any] | None]:
+    """The trial's values for the reporter, and the record it made or reused (None where there is none: a failure,
+    the spending cap, an adaptive cell already decided), which a merged cell task hands to its grade (cell.py)."""
     if item.spec.adaptive is not None and not adaptive.needed(project, item):
-        return adaptive.not_needed_values(item)  # an earlier look decided its cell: no call, not a trial
+        return adaptive.not_needed_values(item), None  # an earlier look decided its cell: no call, not a trial
     if resample:
         why = "resampled: a fresh sample replaces the stored one" if item.trial_cached else "new"
     else:
@@ -54,7 +62,7 @@ def run_trial(project: Project, item: Item, *, resample: bool = False) -> dict[s
     admission = None if item.trial_cached and not resample else budget.admit_trial(project, item, judge_calls=calls)
     if admission is not None and not admission.admitted:  # the cap: this trial does not start, nor any later one
         return {"outcome": budget.NOT_RUN, "ran": False, "capped": True,
-                "why": f"${admission.spent:.4f} spent of the {budget.usd(admission.cap)} cap"}
+                "why": f"${admission.spent:.4f} spent of the {budget.usd(admission.cap)} cap"}, None
     if resample or not item.trial_cached:
         _warm_sdks(item)
     try:
@@ -64,7 +72,7 @@ def run_trial(project: Project, item: Item, *, resample: bool = False) -> dict[s
     except SkillmakeError as exc:
         if admission is not None:
             budget.settle(project, item.name, 0.0)
-        return TaskFailed(exc.render())
+        return TaskFailed(exc.render()), None
     record = run.record
     if admission is not None:
         budget.settle_trial(project, item, (record["usage"].get("cost_usd") or 0.0) if run.ran else 0.0,
@@ -80,7 +88,7 @@ def run_trial(project: Project, item: Item, *, resample: bool = False) -> dict[s
         values.update(requests=usage.get("requests"), model=item.arm.agent.kind != "command",
                       tokens=usage.get("total_tokens") or 0, cost_usd=usage.get("cost_usd") or 0.0,
                       cache_saved_usd=_cache_saving(item.arm.agent.model, usage, batched=False))
-    return values
+    return values, record
 
 
 def _executor(project: Project) -> str | None:
@@ -157,15 +165,16 @@ def trial_record(project: Project, item: Item) -> dict[str, Any] | None:
 
 @_between_tasks
 def run_grade(project: Project, item: Item, *, resample: bool = False, batched: bool = False,
-              view: bool = False) -> dict[str, Any] | TaskFailed:
+              view: bool = False, trial: dict[str, Any] | None = None) -> dict[str, Any] | TaskFailed:
     """The cell's grade task. `view`: also check the cell's view out now (a plain run's merged cell task, cell.py,
     whose report always follows and then finds it current); never where a named task runs without its report, which
-    would leave views showing newer records than report.json."""
+    would leave views showing newer records than report.json. `trial`: the record its trial step just made or reused
+    (cell.py), which spares reading it back from the store."""
     if budget.capped(project, item.name):  # its trial never started: nothing to grade, said by the trial's line
         return {"outcome": budget.NOT_RUN, "ran": False, "capped": True, "why": "its trial did not start"}
     if item.spec.adaptive is not None and not adaptive.needed(project, item):
         return adaptive.not_needed_values(item)
-    record = trial_record(project, item)
+    record = trial if trial is not None else trial_record(project, item)
     if record is None:
         return TaskFailed(f"trial:{item.name} has no record; run it first (doit trial:{item.name})")
     if resample:

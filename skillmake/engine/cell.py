@@ -37,12 +37,13 @@ def run_cell(project: Project, item: Item, *, resample: bool = False) -> dict[st
     it plus the seconds it took. A failed trial is the task's failure (its grade never starts, as a grade task
     never started after its failed trial); a failed grade carries the trial's values (GradeFailed)."""
     started = time.monotonic()
-    trial = actions.run_trial(project, item, resample=resample)
+    trial, record = actions.trial_step(project, item, resample=resample)
     if isinstance(trial, TaskFailed):
         return trial
     middle = time.monotonic()
     trial["seconds"] = middle - started
-    grade = actions.run_grade(project, item, resample=resample, view=True)  # its view too (actions.run_grade)
+    # Its view too (actions.run_grade); the trial's record as the step left it, not read back from the store.
+    grade = actions.run_grade(project, item, resample=resample, view=True, trial=record)
     if isinstance(grade, TaskFailed):
         return GradeFailed(grade, trial)
     grade["seconds"] = time.monotonic() - middle
