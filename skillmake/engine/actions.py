@@ -54,6 +54,7 @@ def trial_step(project: Project, item: Item, *, resample: bool = False
     the spending cap, an adaptive cell already decided), which a merged cell task hands to its grade (cell.py)."""
     if item.spec.adaptive is not None and not adaptive.needed(project, item):
         return adaptive.not_needed_values(item), None  # an earlier look decided its cell: no call, not a trial
+    why: str | None
     if resample:
         why = "resampled: a fresh sample replaces the stored one" if item.trial_cached else "new"
     else:
@@ -149,8 +150,11 @@ def _reused(record: dict[str, Any], what: str) -> str:
     return "reused from the store"
 
 
-def _why(reasons: Any) -> str:
-    """Why a task runs, for the progress line; never lets a diagnostic break a run."""
+def _why(reasons: Any) -> str | None:
+    """Why a task runs, for the progress line; never lets a diagnostic break a run. None under -q, which prints no
+    task line: the reasons read the cell's view (explain.py), a cost a quiet run would pay for nothing."""
+    if console.style().quiet:
+        return None
     try:
         return "; ".join(reasons())
     except Exception as exc:  # diagnostics only
@@ -177,6 +181,7 @@ def run_grade(project: Project, item: Item, *, resample: bool = False, batched: 
     record = trial if trial is not None else trial_record(project, item)
     if record is None:
         return TaskFailed(f"trial:{item.name} has no record; run it first (doit trial:{item.name})")
+    why: str | None
     if resample:
         why = "its trial was resampled"
     elif not item.trial_cached:
