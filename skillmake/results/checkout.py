@@ -12,6 +12,7 @@ of cells that no longer exist are removed. Each case's folder also gets skill-cr
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 import threading
@@ -30,7 +31,7 @@ from skillmake.run import grade as grading
 from skillmake.run import trial as trials
 from skillmake.run.judges import expectations as expectations_judge
 from skillmake.run.project import Project
-from skillmake.run.workspace import kept_tree, materialize, trial_dir
+from skillmake.run.workspace import kept_tree, materialize
 from skillmake.spec.model import Arm, Case, Spec
 from skillmake.store.objects import GRADE_SCHEMA, TRIAL_SCHEMA
 
@@ -227,20 +228,21 @@ def shown_keys(folder: Path) -> tuple[str | None, str | None]:
     return None, None
 
 
-def _read_stamp(folder: Path) -> dict[str, Any] | None:
+def _read_stamp(folder: str | Path) -> dict[str, Any] | None:
     try:
-        shown = orjson.loads((folder / STAMP).read_bytes())
+        shown = orjson.loads(Path(folder, STAMP).read_bytes())
     except (OSError, orjson.JSONDecodeError):
         return None
     return shown if isinstance(shown, dict) else None
 
 
-def _stat(folder: Path) -> dict[str, list[int]]:
+def _stat(folder: str, below: str = "") -> dict[str, list[int]]:
     """Everything in a checked-out folder: "." and each folder below as [mtime_ns] (an entry added, removed or
-    renamed in it changes it), each file or link as [size, mtime_ns] (an edit in place changes it)."""
+    renamed in it changes it), each file or link as [size, mtime_ns] (an edit in place changes it). `below`: the
+    folder is that sub-folder of the cell's (its entries named with that prefix; "." left out)."""
     try:
-        out: dict[str, list[int]] = {".": [os.lstat(folder).st_mtime_ns]}
-        pending = [("", str(folder))]
+        out: dict[str, list[int]] = {} if below else {".": [os.lstat(folder).st_mtime_ns]}
+        pending = [(below, folder)]
         while pending:
             rel, path = pending.pop()
             for entry in list(os.scandir(path)):
@@ -256,7 +258,7 @@ def _stat(folder: Path) -> dict[str, list[int]]:
     return out
 
 
-def _files(folder: Path) -> dict[str, list[int]] | None:
+def _files(folder: str) -> dict[str, list[int]] | None:
     """What the folder's own stamp notes: every file or link below it as [size, mtime_ns], each folder as [] (the
     stamp cannot note the mtimes its own writing changes). None when the folder cannot be read."""
     out: dict[str, list[int]] = {}
@@ -300,13 +302,13 @@ def _write_view(project: Project, rec: CellRecords, shown: Any, *, safe: set[str
     untouched; returns its entry now and whether it was rewritten. `safe`: the arm folders this checkout found free
     of links (only the cell's own folder is looked at then); `secrets`: environment_secrets(), asked once."""
     c = rec.cell
-    folder = trial_dir(project.runs_dir, c.spec, c.case, c.arm.name, c.k).root
+    folder = f"{project.runs_dir}/{c.spec.name}/{cell_rel(c.case.id, c.arm.name, c.k)}"  # workspace.trial_dir's
     with _LINKS:  # cells share their case and arm folders: one thread at a time removes a link there
         _cut_links(project.runs_dir, folder, safe)  # a linked runs/<spec> (or below) is never written through
     stamp = rec.stamp
     keys = [c.key, rec.grade_key]
     if isinstance(shown, dict):
-        if shown.get("stamp") == stamp and _unchanged(str(folder), shown.get("stat")):
+        if shown.get("stamp") == stamp and _unchanged(folder, shown.get("stat")):
             return shown, False
     else:  # <spec>.views.json is lost: the folder's own stamp says whether it is intact (one listing, no rewrite)
         kept = _read_stamp(folder)
@@ -314,22 +316,33 @@ def _write_view(project: Project, rec: CellRecords, shown: Any, *, safe: set[str
         if files is not None and files == _files(folder):
             return {"stamp": stamp, "keys": keys, "stat": _stat(folder)}, False
     # Filled under a name of its own, then renamed into place: a reader sees the old folder or the whole new one,
-    # so the files in it are written as new files (no temp file and rename of their own).
-    fresh = folder.with_name(f".{folder.name}.new-{os.getpid()}")
-    fstree.remove_tree(fresh)
+    # so the files in it are written as new files (no temp file and rename of their own). What each write leaves
+    # (its size and mtime, from the write itself) is the folder's stat: no listing of what was just written.
+    parent, name = os.path.split(folder)
+    fresh = f"{parent}/.{name}.new-{os.getpid()}"
     try:
-        fresh.mkdir()
+        os.mkdir(fresh)
+    except FileExistsError:  # left by a run that died here
+        fstree.remove_tree(fresh)
+        os.mkdir(fresh)
     except FileNotFoundError:  # the cell's arm folder is new
-        fresh.mkdir(parents=True)
-    _fill(project, rec, fresh, secrets=environment_secrets() if secrets is None else secrets)
-    _new_file(fresh / STAMP, orjson.dumps({"stamp": stamp, "cell": c.name, "keys": keys, "files": _files(fresh)}))
-    old = folder.with_name(f".{folder.name}.old-{os.getpid()}")
-    fstree.remove_tree(old)  # left by a run that died here
-    if folder.exists():
+        os.makedirs(fresh)
+    written = _fill(project, rec, fresh, secrets=environment_secrets() if secrets is None else secrets)
+    listed = {rel: [] if rel.endswith("/") else was for rel, was in written.items()}
+    written[STAMP] = _new_file(f"{fresh}/{STAMP}", orjson.dumps({"stamp": stamp, "cell": c.name, "keys": keys,
+                                                                  "files": listed}))
+    try:
+        os.rename(fresh, folder)  # a new cell (the first run's every cell): nothing to move aside
+    except OSError as exc:
+        if exc.errno not in (errno.ENOTEMPTY, errno.EEXIST, errno.ENOTDIR):
+            raise
+        old = f"{parent}/.{name}.old-{os.getpid()}"
+        fstree.remove_tree(old)  # left by a run that died here
         os.replace(folder, old)
-    os.replace(fresh, folder)
-    fstree.remove_tree(old)
-    return {"stamp": stamp, "keys": keys, "stat": _stat(folder)}, True
+        os.replace(fresh, folder)
+        fstree.remove_tree(old)
+    written["."] = [os.lstat(folder).st_mtime_ns]  # its last entry (the stamp) made, then renamed: taken after
+    return {"stamp": stamp, "keys": keys, "stat": written}, True
 
 
 def eval_metadata(spec: Spec, case: Case) -> dict[str, Any]:
@@ -361,7 +374,7 @@ def _write_metadata(folder: Path, spec: Spec, case: Case) -> None:
     write_json(path, data, schema=METADATA_SCHEMA, what=f"eval metadata {path}")
 
 
-def _cut_links(base: Path, folder: Path, safe: set[str] | None) -> None:
+def _cut_links(base: Path, folder: str, safe: set[str] | None) -> None:
     """cut_links(base, folder), looking only at `folder` itself when its parent is in `safe` (then added)."""
     parent = os.path.dirname(folder)
     if safe is None or parent not in safe:
@@ -377,51 +390,62 @@ def _cut_links(base: Path, folder: Path, safe: set[str] | None) -> None:
         os.unlink(folder)
 
 
-def _fill(project: Project, rec: CellRecords, folder: Path, *, secrets: tuple[str, ...]) -> None:
-    """Write the cell's files into `folder`, a new folder of its own (_write_view)."""
+def _fill(project: Project, rec: CellRecords, folder: str, *, secrets: tuple[str, ...]) -> dict[str, list[int]]:
+    """Write the cell's files into `folder`, a new folder of its own (_write_view); returns what _stat would note
+    of them (each file's [size, mtime_ns], each folder's [mtime_ns]), taken from the writes themselves."""
     from skillmake.results import grading_json, timing_json
     from skillmake.results.files import GRADING, TIMING, json_bytes
 
     store = project.store
     trial, grade = rec.trial, rec.grade
+    written: dict[str, list[int]] = {}
     if trial is None:
-        return
-    _dump(folder / "trial.json", trial)
+        return written
+    written["trial.json"] = _dump(f"{folder}/trial.json", trial)
     output = store.get(trial["outputs"]["output"])
     if output is not None:
-        _new_file(folder / "output.txt", output)
-    _new_file(folder / "timing.json", json_bytes(timing_json(trial), schema=TIMING, what=f"timing {folder}",
-                                                 secrets=secrets))
+        written["output.txt"] = _new_file(f"{folder}/output.txt", output)
+    written["timing.json"] = _new_file(f"{folder}/timing.json", json_bytes(
+        timing_json(trial), schema=TIMING, what=f"timing {folder}", secrets=secrets))
     if grade is not None:
-        _dump(folder / "grade.json", grade)
+        written["grade.json"] = _dump(f"{folder}/grade.json", grade)
         names = {n for n in rec.cell.case.expectation_names if n}
-        _new_file(folder / "grading.json", json_bytes(grading_json(grade, trial, names=names), schema=GRADING,
-                                                      what=f"grading {folder / 'grading.json'}", secrets=secrets))
+        written["grading.json"] = _new_file(f"{folder}/grading.json", json_bytes(
+            grading_json(grade, trial, names=names), schema=GRADING, what=f"grading {folder}/grading.json",
+            secrets=secrets))
     digest = kept_tree(trial)
     tree = store.get_json(digest) if digest else None
+    workspace = f"{folder}/workspace"
     if isinstance(tree, dict):
-        materialize(tree, folder / "workspace", store.get)
+        if tree:
+            materialize(tree, Path(workspace), store.get)
+            written.update(_stat(workspace, "workspace/"))
+        else:  # an empty workspace (most command agents'): its folder is all there is
+            os.mkdir(workspace)
     else:
-        (folder / "workspace").mkdir()
+        os.mkdir(workspace)
         note = trial.get("workspace_note") or "this trial's workspace was not kept"
         if digest:  # kept, but its tree is lost or corrupt now (quarantined): the next run draws the trial again
             note = (f"this trial's workspace tree {digest[:19]}… is missing or corrupt in the store; the next run "
                     "runs the trial again")
-        _new_file(folder / "workspace.txt", (note + "\n").encode())
+        written["workspace.txt"] = _new_file(f"{folder}/workspace.txt", (note + "\n").encode())
+    written["workspace/"] = [os.lstat(workspace).st_mtime_ns]  # after all that was written in it
+    return written
 
 
-def _dump(path: Path, record: dict[str, Any]) -> None:
-    _new_file(path, orjson.dumps(record, option=orjson.OPT_INDENT_2))
+def _dump(path: str, record: dict[str, Any]) -> list[int]:
+    return _new_file(path, orjson.dumps(record, option=orjson.OPT_INDENT_2))
 
 
-def _new_file(path: Path, data: bytes) -> None:
+def _new_file(path: str, data: bytes) -> list[int]:
     """A file that does not exist yet, in a folder no one else reads yet: written as it is (0666 less the umask,
-    as open() makes it)."""
+    as open() makes it). Returns its [size, mtime_ns] as the write left them."""
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
     try:
         view = memoryview(data)
         while view:
             view = view[os.write(fd, view):]
+        return [len(data), os.fstat(fd).st_mtime_ns]
     finally:
         os.close(fd)
 

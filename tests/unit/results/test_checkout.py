@@ -3,6 +3,7 @@ showing the records it reads (no folder written twice); a view that no longer sh
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +13,7 @@ import pytest
 from skillmake.engine import actions
 from skillmake.engine import report as report_module
 from skillmake.engine.plan import plan_spec
+from skillmake.results import checkout
 from skillmake.run.project import Project
 from tests.unit.engine.test_plan import make
 
@@ -19,7 +21,7 @@ from tests.unit.engine.test_plan import make
 def _grade_all(project: Project) -> list[Any]:
     items = plan_spec(project, project.specs[0]).items
     for item in items:
-        assert not isinstance(actions.run_trial.__wrapped__(project, item), Exception)
+        assert not isinstance(actions.trial_step.__wrapped__(project, item)[0], Exception)
         assert not isinstance(actions.run_grade.__wrapped__(project, item, view=True), Exception)
     return list(items)
 
@@ -63,7 +65,6 @@ def test_a_view_edited_after_its_early_checkout_is_written_again_by_the_report(t
 
 
 def test_a_cell_folder_that_became_a_link_is_cut_when_its_arm_folder_was_checked_once(tmp_path: Path) -> None:
-    import os
     import shutil
 
     from skillmake.engine.report import cells_of
@@ -81,3 +82,56 @@ def test_a_cell_folder_that_became_a_link_is_cut_when_its_arm_folder_was_checked
     assert checkout(project, cells) == 1
     assert list(outside.iterdir()) == [] and not (arm / "trial-1").is_symlink()
     assert orjson.loads((arm / "trial-1" / "trial.json").read_bytes())["labels"]["k"] == 1
+
+
+WRITER = ("mkdir -p sub/deep && printf x > sub/deep/f && printf yy > top && ln -s top sub/link && "
+          "chmod +x top && echo done")
+
+
+@pytest.fixture(scope="module")
+def written(tmp_path_factory: pytest.TempPathFactory) -> tuple[Project, list[Any]]:
+    """A project whose trials leave files, folders and a link in their workspace, each cell checked out early."""
+    root = tmp_path_factory.mktemp("written")
+    (root / "skills/s").mkdir(parents=True)
+    (root / "skills/s/SKILL.md").write_text("---\nname: s\ndescription: d\n---\nbody\n")
+    (root / "p.eval.yaml").write_text(
+        f"skill: skills/s\nagent: {{kind: command, command: {WRITER!r}}}\n"
+        "trials: 2\ncases: [{id: a, prompt: hi, checks: [{type: contains, needle: done}]}]\n")
+    project = Project.open(str(root))
+    return project, _grade_all(project)
+
+
+def _views(project: Project) -> dict[str, Any]:
+    cells: dict[str, Any] = {}
+    for name, entry in checkout._EARLY.get((str(project.state_dir), "p"), {}).items():
+        cells[name] = entry
+    return cells
+
+
+def test_the_stat_a_checkout_notes_from_its_writes_is_what_a_listing_of_the_folder_finds(
+        written: tuple[Project, list[Any]]) -> None:
+    """The early checkout notes each folder's stat from its own writes (no listing of what it just wrote): exactly
+    what a listing finds, for files, links, folders at any depth and the workspace folder, in views.json's entry
+    and in the folder's own stamp — else the report and the next no-op would find every view changed."""
+    project, items = written
+    noted = _views(project)
+    assert sorted(noted) == ["a/with_skill/trial-0", "a/with_skill/trial-1"]
+    for rel, entry in noted.items():
+        folder = f"{project.runs_dir}/p/{rel}"
+        assert entry["stat"] == checkout._stat(folder)
+        assert {"workspace/sub/", "workspace/sub/deep/", "workspace/sub/deep/f", "workspace/sub/link",
+                "workspace/top", ".view.json", "."} <= set(entry["stat"])
+        assert orjson.loads(Path(folder, ".view.json").read_bytes())["files"] == checkout._files(folder)
+        assert os.access(f"{folder}/workspace/top", os.X_OK) and os.path.islink(f"{folder}/workspace/sub/link")
+
+
+def test_a_cell_whose_workspace_tree_is_lost_notes_its_note_file_too(written: tuple[Project, list[Any]]) -> None:
+    project, items = written
+    rec = report_module.cells_of(project, plan_spec(project, project.specs[0]))[0]
+    assert rec.trial is not None
+    lost = checkout.labelled(rec.cell, dict(rec.trial, workspace="sha256:" + "0" * 64), rec.grade, rec.grade_key)
+    entry, rewritten = checkout._write_view(project, lost, None)
+    folder = f"{project.runs_dir}/p/a/with_skill/trial-0"
+    assert rewritten and entry["stat"] == checkout._stat(folder) and "workspace.txt" in entry["stat"]
+    assert "missing or corrupt" in Path(folder, "workspace.txt").read_text()
+    assert orjson.loads(Path(folder, ".view.json").read_bytes())["files"] == checkout._files(folder)

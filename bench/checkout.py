@@ -1,0 +1,120 @@
+"""The cells' views alone: what checking out N cell folders costs, as a run pays it (issue 22: the view checkout
+was ~44% of a cell task's CPU). One project of N instant trials is run once; then, for this checkout and another
+(`--against`, a git worktree), each in a process of its own and interleaved `--runs` times:
+
+- early: every cell's folder checked out by its grade task (check_out_early, from the records it holds), on a
+  runs/ with no views;
+- final: the report's checkout right after (it should find every folder it reads current);
+- cold: the report's checkout with no views and no views.json (`skillmake report` after `rm -r runs`).
+
+CPU seconds (this process, all threads) and wall seconds per phase, median of the runs; ms per cell and the ratio.
+
+    python bench/checkout.py [--cells 600] [--runs 3] [--against /tmp/before]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import table
+from first_run import spec
+
+PHASES = ("early", "final", "cold")
+
+# Run in a process of its own with PYTHONPATH naming the checkout under test: prints {phase: [cpu, wall]}.
+PROBE = """\
+import json, shutil, sys, time
+from skillmake.engine.plan import plan_spec
+from skillmake.engine.report import cells_of
+from skillmake.results import checkout as co
+from skillmake.run.project import Project
+
+project = Project.open(sys.argv[1])
+plan = plan_spec(project, project.specs[0])
+shutil.rmtree(project.runs_dir, ignore_errors=True)
+(project.state_dir / "index" / co.VIEWS.format(plan.spec.name)).unlink(missing_ok=True)
+cells = cells_of(project, plan)
+out = {}
+
+def timed(name, fn):
+    c0, w0 = time.process_time(), time.perf_counter()
+    fn()
+    out[name] = [time.process_time() - c0, time.perf_counter() - w0]
+
+timed("early", lambda: [co.check_out_early(project, rec) for rec in cells])
+timed("final", lambda: co.checkout(project, cells_of(project, plan)))
+shutil.rmtree(project.runs_dir)
+(project.state_dir / "index" / co.VIEWS.format(plan.spec.name)).unlink()
+timed("cold", lambda: co.checkout(project, cells_of(project, plan)))
+print(json.dumps(out))
+"""
+
+
+def populate(base: Path, n: int) -> Path:
+    root = base / "project"
+    (root / "skills" / "instant").mkdir(parents=True)
+    (root / "skills" / "instant" / "SKILL.md").write_text("---\nname: instant\ndescription: answers\n---\nGo.\n")
+    (root / "instant.eval.yaml").write_text(spec(n))
+    env = {**os.environ, "SKILLMAKE_TMPDIR": str(base / "trials")}
+    (base / "trials").mkdir()
+    subprocess.run([sys.executable, "-m", "skillmake", "-j", "4", "-q"], cwd=root, env=env, check=True,
+                   stdout=subprocess.DEVNULL)
+    return root
+
+
+def probe(root: Path, checkout: str | None) -> dict[str, list[float]]:
+    env = dict(os.environ)
+    if checkout:
+        env["PYTHONPATH"] = checkout
+    else:
+        env.pop("PYTHONPATH", None)
+    done = subprocess.run([sys.executable, "-c", PROBE, str(root)], env=env, check=True, capture_output=True,
+                          text=True, cwd=checkout or str(Path(__file__).resolve().parent.parent))
+    result: dict[str, list[float]] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--cells", type=int, default=600, help="trials of the project (a multiple of 100)")
+    parser.add_argument("--runs", type=int, default=3, help="interleaved runs per side")
+    parser.add_argument("--against", metavar="DIR", help="also time the checkout from this checkout (a git worktree)")
+    args = parser.parse_args()
+    base = Path(tempfile.mkdtemp(prefix="skillmake-checkout-"))
+    try:
+        root = populate(base, args.cells)
+        sides: dict[str, list[dict[str, list[float]]]] = {"this": [], "against": []}
+        for _ in range(args.runs):
+            sides["this"].append(probe(root, None))
+            if args.against:
+                sides["against"].append(probe(root, args.against))
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+    n = args.cells
+    rows = []
+    for phase in PHASES:
+        ours = [statistics.median(r[phase][i] for r in sides["this"]) for i in (0, 1)]
+        row: list[object] = [phase, f"{ours[0] * 1000 / n:.2f}", f"{ours[1] * 1000 / n:.2f}"]
+        if args.against:
+            other = [statistics.median(r[phase][i] for r in sides["against"]) for i in (0, 1)]
+            row += [f"{other[0] * 1000 / n:.2f}", f"{other[1] * 1000 / n:.2f}",
+                    f"{ours[0] / other[0]:.2f}" if other[0] else "-", f"{ours[1] / other[1]:.2f}" if other[1] else "-"]
+        rows.append(row)
+    print(f"\nview checkout of {n} cells (ms per cell, median of {args.runs})\n")
+    headers = ["phase", "CPU ms", "wall ms"]
+    if args.against:
+        headers += [f"{args.against} CPU ms", "wall ms", "CPU × against", "wall × against"]
+    print(table(headers, rows))
+
+
+if __name__ == "__main__":
+    main()
