@@ -2,42 +2,13 @@
 
 from __future__ import annotations
 
+import errno
 import fcntl
+import itertools
 import os
-import tempfile
-import threading
 from pathlib import Path
 
-TEMP_SUFFIX = ".tmp"  # every temp file is `.<target name>.<random><TEMP_SUFFIX>` beside its target
-
-_umask_lock = threading.Lock()
-_umask: int | None = None
-
-
-def umask() -> int:
-    """The process's umask, read once (skillmake never changes it; a first run made ~10 writes per trial, and a
-    read per write was 5 % of it). Linux says it in /proc without changing it; elsewhere os.umask can only be
-    read by setting it, which is not thread-safe, so that probe is serialised and done once."""
-    global _umask
-    if _umask is not None:
-        return _umask
-    with _umask_lock:
-        if _umask is None:
-            _umask = _read_umask()
-        return _umask
-
-
-def _read_umask() -> int:
-    try:
-        with open("/proc/self/status", "rb") as status:
-            for line in status:
-                if line.startswith(b"Umask:"):
-                    return int(line.split()[1], 8)
-    except (OSError, ValueError, IndexError):
-        pass
-    current = os.umask(0o077)
-    os.umask(current)
-    return current
+TEMP_SUFFIX = ".tmp"  # every temp file is `.<target name>.<pid>-<n><TEMP_SUFFIX>` beside its target
 
 
 def write_bytes(path: str | Path, data: bytes, *, mode: int | None = None, durable: bool = True) -> None:
@@ -46,25 +17,22 @@ def write_bytes(path: str | Path, data: bytes, *, mode: int | None = None, durab
     `durable=False` skips the fsync: still atomic, but after a power loss the file may be empty —
     right for derived files kept for people (kept runs), never for the store.
 
-    mkstemp creates its file 0600 whatever the umask; the result gets the permissions an ordinary `open()`
-    would give (0644 under the usual umask 022), so a shared store and published reports stay readable.
-    `mode` (0444 for store objects) is narrowed by the umask the same way.
+    The temp file is created with O_EXCL under a name this process makes unique (its pid and a counter; a name
+    taken by a file a killed run left is skipped): tempfile.mkstemp's random names, and the fchmod its 0600 file
+    needed, were a tenth of a first run's CPU. Created with `mode` (0666 unless given: 0444 for store objects),
+    which the kernel narrows by the umask as for an ordinary `open()` (0644 under the usual umask 022), so a shared
+    store and published reports stay readable.
 
     The writer holds a flock on its temp file until it is renamed: a sweep of temp files left by killed
     runs (Store.sweep_temp) skips one that a live writer holds, in this run or another sharing the store.
     """
-    target = Path(path)
-    try:
-        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=TEMP_SUFFIX)
-    except FileNotFoundError:  # the folder is new: create it only then (a mkdir per write is costly)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=TEMP_SUFFIX)
+    target = os.fspath(path)
+    fd, tmp = _create(target, 0o666 if mode is None else mode)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         view = memoryview(data)
         while view:
             view = view[os.write(fd, view):]
-        os.fchmod(fd, (0o666 if mode is None else mode) & ~umask())
         if durable:
             os.fsync(fd)
         os.replace(tmp, target)
@@ -76,6 +44,38 @@ def write_bytes(path: str | Path, data: bytes, *, mode: int | None = None, durab
         raise
     finally:
         os.close(fd)
+
+
+_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+_counter = itertools.count()  # next() on it is atomic under the GIL: unique names across this process's threads
+_pid = [os.getpid()]  # os.getpid() is a system call; a forked child learns its own (below)
+
+
+def _forked() -> None:
+    _pid[0] = os.getpid()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forked)
+
+
+def _create(target: str, mode: int) -> tuple[int, str]:
+    """A new temp file beside `target` (`.<name>.<pid>-<n>.tmp`), open for writing: (fd, its path). Its folder is
+    made only when missing (a mkdir per write is costly)."""
+    folder, name = os.path.split(target)
+    made = False
+    for _ in range(10_000):
+        tmp = os.path.join(folder, f".{name}.{_pid[0]}-{next(_counter)}{TEMP_SUFFIX}")
+        try:
+            return os.open(tmp, _FLAGS, mode), tmp
+        except FileExistsError:  # left by a killed process that had this pid
+            continue
+        except FileNotFoundError:
+            if made:
+                raise
+            os.makedirs(folder or ".", exist_ok=True)
+            made = True
+    raise FileExistsError(errno.EEXIST, f"no free temporary file name beside {target}")
 
 
 def write_text(path: str | Path, text: str, *, durable: bool = True) -> None:

@@ -171,26 +171,6 @@ def test_a_fresh_temp_file_is_left_alone(tmp_path: Path) -> None:
     assert store.sweep_temp(min_age=0) == 1 and not fresh.exists()
 
 
-def test_the_umask_is_read_once_per_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import sys
-
-    from skillmake.core import atomic
-
-    monkeypatch.setattr(atomic, "_umask", None)
-    reads: list[str] = []
-    real_open = open
-
-    def counting_open(file: Any, *args: Any, **kwargs: Any) -> Any:
-        reads.append(str(file))
-        return real_open(file, *args, **kwargs)
-
-    monkeypatch.setattr("builtins.open", counting_open)
-    for i in range(5):
-        atomic.write_bytes(tmp_path / f"f{i}", b"x")
-    assert reads.count("/proc/self/status") == (1 if sys.platform == "linux" else 0)
-    assert (tmp_path / "f4").stat().st_mode & 0o777 == 0o666 & ~atomic.umask()
-
-
 # Pins from the mutation run (bench/mutation.py): the store's objects and action entries, by its public methods.
 def test_a_json_object_round_trips_and_a_missing_one_is_none(tmp_path: Path) -> None:
     store = Store(tmp_path)
