@@ -13,6 +13,9 @@ import re
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from skillmake.spec.draft7code import Generator, Lazy
+from skillmake.spec.draft7code import Test as _Test
+
 _ANNOTATIONS = frozenset(("$schema", "$id", "$comment", "title", "description", "default", "examples",
                           "definitions", "format", "readOnly", "writeOnly", "contentMediaType",
                           "contentEncoding"))
@@ -167,14 +170,21 @@ class Validator:
     # --- validation ---------------------------------------------------------
 
     def _valid(self, instance: Any, schema: Any) -> bool:
-        """Whether `instance` is valid: the same rules as `_errors`, compiled to closures (the fast path)."""
+        """Whether `instance` is valid: the same rules as `_errors`, compiled to Python (draft7code.py)."""
         return self._compiled(schema)(instance)
 
     def _compiled(self, schema: Any) -> _Test:
         test = self._tests.get(id(schema))
         if test is None:
-            test = self._tests[id(schema)] = _compile(self, schema)
+            test = self._tests[id(schema)] = Lazy(schema, walk=self._walk, generate=self._generate)
         return test
+
+    def _walk(self, instance: Any, schema: Any) -> bool:
+        return next(self._errors(instance, schema, ()), None) is None
+
+    def _generate(self, schema: Any) -> _Test:
+        return Generator(known=self._tests, resolve=self._resolve, strict=self.types is _STRICT_TYPES,
+                         equal=equal, make=self._compiled).compile(schema)
 
     def _errors(self, instance: Any, schema: Any, path: tuple[Any, ...]) -> _Errors:
         if schema is True:
@@ -374,210 +384,4 @@ _KEYWORDS: dict[str, Callable[..., _Errors]] = {
     "oneOf": _one_of,
     "not": _not,
     "if": _if,
-}
-
-
-# The fast path: a schema compiled once into nested closures that answer valid/invalid without building
-# errors. Kept next to the error form above; tests/unit/test_draft7.py proves the two (and jsonschema) agree.
-_Test = Callable[[Any], bool]
-
-
-def _always(x: Any) -> bool:
-    return True
-
-
-def _never(x: Any) -> bool:
-    return False
-
-
-def _compile(v: Validator, schema: Any) -> _Test:
-    if schema is True:
-        return _always
-    if schema is False:
-        return _never
-    if "$ref" in schema:
-        target = v._resolve(schema["$ref"])
-        return lambda x: v._compiled(target)(x)  # late: refs may be recursive
-    tests = [make(v, value, schema) for key, value in schema.items() if (make := _MAKERS.get(key)) is not None]
-    if not tests:
-        return _always
-    if len(tests) == 1:
-        return tests[0]
-    frozen = tuple(tests)
-
-    def every(x: Any) -> bool:  # a plain loop: faster than all() over a generator on this hot path
-        for test in frozen:  # noqa: SIM110
-            if not test(x):
-                return False
-        return True
-    return every
-
-
-def _c_type(v: Validator, types: Any, schema: Any) -> _Test:
-    preds = tuple(v.types[name] for name in ([types] if isinstance(types, str) else types))
-    return preds[0] if len(preds) == 1 else lambda x: any(p(x) for p in preds)
-
-
-def _c_properties(v: Validator, props: Any, schema: Any) -> _Test:
-    items = tuple((name, v._compiled(sub)) for name, sub in props.items())
-
-    def test(x: Any) -> bool:
-        if isinstance(x, dict):
-            for name, sub in items:
-                if name in x and not sub(x[name]):
-                    return False
-        return True
-    return test
-
-
-def _c_pattern_properties(v: Validator, props: Any, schema: Any) -> _Test:
-    items = tuple((re.compile(p), v._compiled(sub)) for p, sub in props.items())
-    return lambda x: not isinstance(x, dict) or all(sub(value) for rx, sub in items
-                                                    for k, value in x.items() if rx.search(k))
-
-
-def _c_additional(v: Validator, ap: Any, schema: Any) -> _Test:
-    props = frozenset(schema.get("properties", {}))
-    patterns = "|".join(schema.get("patternProperties", {}))
-    rx = re.compile(patterns) if patterns else None
-    sub = v._compiled(ap) if isinstance(ap, dict) else None
-    if ap is True or (sub is None and ap):
-        return _always
-
-    def test(x: Any) -> bool:
-        if not isinstance(x, dict):
-            return True
-        for k in x:  # noqa: SIM110
-            if k not in props and not (rx and rx.search(k)) and (sub is None or not sub(x[k])):
-                return False
-        return True
-    return test
-
-
-def _c_property_names(v: Validator, names: Any, schema: Any) -> _Test:
-    sub = v._compiled(names)
-    return lambda x: not isinstance(x, dict) or all(sub(k) for k in x)
-
-
-def _c_required(v: Validator, names: Any, schema: Any) -> _Test:
-    wanted = tuple(names)
-    return lambda x: not isinstance(x, dict) or all(n in x for n in wanted)
-
-
-def _c_items(v: Validator, items: Any, schema: Any) -> _Test:
-    sub = v._compiled(items)
-    return lambda x: not isinstance(x, list) or all(sub(item) for item in x)
-
-
-def _c_pattern(v: Validator, pattern: Any, schema: Any) -> _Test:
-    rx = re.compile(pattern)
-    return lambda x: not isinstance(x, str) or rx.search(x) is not None
-
-
-def _c_const(v: Validator, value: Any, schema: Any) -> _Test:
-    return lambda x: equal(x, value)
-
-
-def _c_enum(v: Validator, values: Any, schema: Any) -> _Test:
-    if all(isinstance(e, str) for e in values):
-        strings = frozenset(values)
-        return lambda x: isinstance(x, str) and x in strings
-    return lambda x: any(equal(each, x) for each in values)
-
-
-def _c_all_of(v: Validator, subs: Any, schema: Any) -> _Test:
-    dispatch = _discriminated(v, subs)
-    tests = tuple(v._compiled(sub) for sub in subs)
-    if dispatch is None:
-        return lambda x: all(t(x) for t in tests)
-    key, table = dispatch
-
-    def test(x: Any) -> bool:
-        # allOf: [{if: {properties: {K: {const: c}}, required: [K]}, then: S}, …] — only the branch whose
-        # constant equals x[K] can apply when x[K] is a string; anything else takes the general path.
-        if isinstance(x, dict) and isinstance(x.get(key), str):
-            branch = table.get(x[key])
-            return branch is None or branch(x)
-        return all(t(x) for t in tests)
-    return test
-
-
-def _discriminated(v: Validator, subs: Any) -> tuple[str, dict[str, _Test]] | None:
-    key, table = None, {}
-    for sub in subs:
-        cond = sub.get("if") if isinstance(sub, dict) else None
-        if not (isinstance(cond, dict) and set(sub) == {"if", "then"} and set(cond) == {"properties", "required"}
-                and len(cond["properties"]) == 1 and cond["required"] == list(cond["properties"])):
-            return None
-        (name, const), = cond["properties"].items()
-        if not (isinstance(const, dict) and set(const) == {"const"} and isinstance(const["const"], str)):
-            return None
-        if key not in (None, name) or const["const"] in table:
-            return None
-        key, table[const["const"]] = name, v._compiled(sub["then"])
-    return (key, table) if key is not None else None
-
-
-def _c_any_of(v: Validator, subs: Any, schema: Any) -> _Test:
-    tests = tuple(v._compiled(sub) for sub in subs)
-    return lambda x: any(t(x) for t in tests)
-
-
-def _c_one_of(v: Validator, subs: Any, schema: Any) -> _Test:
-    tests = tuple(v._compiled(sub) for sub in subs)
-    return lambda x: sum(1 for t in tests if t(x)) == 1
-
-
-def _c_not(v: Validator, sub: Any, schema: Any) -> _Test:
-    test = v._compiled(sub)
-    return lambda x: not test(x)
-
-
-def _c_if(v: Validator, cond: Any, schema: Any) -> _Test:
-    test = v._compiled(cond)
-    then = v._compiled(schema["then"]) if "then" in schema else _always
-    otherwise = v._compiled(schema["else"]) if "else" in schema else _always
-    return lambda x: then(x) if test(x) else otherwise(x)
-
-
-def _c_bound(ok: Callable[[Any, Any], bool]) -> Callable[..., _Test]:
-    def make(v: Validator, bound: Any, schema: Any) -> _Test:
-        return lambda x: not _is_number(x) or ok(x, bound)
-    return make
-
-
-def _c_size(kind: Callable[[Any], bool], *, too_few: bool) -> Callable[..., _Test]:
-    def make(v: Validator, limit: Any, schema: Any) -> _Test:
-        if too_few:
-            return lambda x: not kind(x) or len(x) >= limit
-        return lambda x: not kind(x) or len(x) <= limit
-    return make
-
-
-_MAKERS: dict[str, Callable[..., _Test]] = {
-    "type": _c_type,
-    "properties": _c_properties,
-    "patternProperties": _c_pattern_properties,
-    "additionalProperties": _c_additional,
-    "propertyNames": _c_property_names,
-    "required": _c_required,
-    "items": _c_items,
-    "const": _c_const,
-    "enum": _c_enum,
-    "minimum": _c_bound(lambda i, b: i >= b),
-    "maximum": _c_bound(lambda i, b: i <= b),
-    "exclusiveMinimum": _c_bound(lambda i, b: i > b),
-    "exclusiveMaximum": _c_bound(lambda i, b: i < b),
-    "minLength": _c_size(_is_string, too_few=True),
-    "maxLength": _c_size(_is_string, too_few=False),
-    "minItems": _c_size(_is_array, too_few=True),
-    "maxItems": _c_size(_is_array, too_few=False),
-    "minProperties": _c_size(_is_object, too_few=True),
-    "maxProperties": _c_size(_is_object, too_few=False),
-    "pattern": _c_pattern,
-    "allOf": _c_all_of,
-    "anyOf": _c_any_of,
-    "oneOf": _c_one_of,
-    "not": _c_not,
-    "if": _c_if,
 }

@@ -12,7 +12,7 @@ import pytest
 from jsonschema import Draft7Validator
 
 from skillmake.core.errors import SpecError
-from skillmake.spec import draft7
+from skillmake.spec import draft7, draft7code
 from skillmake.spec.schema import SPEC, load_schema, validator
 from skillmake.spec.source import read_source
 
@@ -43,6 +43,28 @@ CORPUS = _parseable([*sorted((REPO / "tests/data").rglob("*.eval.yaml")),
                      *sorted((REPO / "examples").glob("*.eval.*"))])
 
 
+
+@pytest.fixture(autouse=True)
+def _compiled_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every test here checks the compiled fast path (draft7code.py) from the first call: by default a schema is
+    walked (its error form) for its first calls, and compiled only after (test_the_cold_walk_… below)."""
+    monkeypatch.setattr(draft7code, "COLD_CALLS", 0)
+
+
+def test_the_cold_walk_and_the_compiled_test_agree_and_a_schema_is_compiled_after_its_cold_calls(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(draft7code, "COLD_CALLS", 10**9)
+    cold = draft7.Validator(load_schema(SPEC))
+    verdicts = [cold.is_valid(_parsed(path)) for path in CORPUS]
+    assert all(isinstance(test, draft7code.Lazy) and test.fn is None for test in cold._tests.values())  # walked
+    monkeypatch.setattr(draft7code, "COLD_CALLS", 0)
+    assert [draft7.Validator(load_schema(SPEC)).is_valid(_parsed(path)) for path in CORPUS] == verdicts
+    assert False in verdicts and True in verdicts
+    monkeypatch.setattr(draft7code, "COLD_CALLS", 2)
+    warm = draft7.Validator(load_schema(SPEC))
+    for _ in range(3):
+        warm.is_valid(_parsed(CORPUS[0]))
+    assert not isinstance(warm._tests[id(warm.root)], draft7code.Lazy)  # compiled, and called directly now
 
 
 def test_the_corpus_reaches_the_validator() -> None:
