@@ -85,6 +85,7 @@ class Store:
         path = self._object_file(digest)
         if not os.path.exists(path):
             atomic.write_bytes(path, data, mode=0o444)
+        _put_here(digest)
 
     def put_json(self, value: Any) -> str:
         return self.put(canonical_json(value))
@@ -92,8 +93,7 @@ class Store:
     def get(self, digest: str) -> bytes | None:
         """The object's bytes, or None when missing or corrupt (a corrupt one is quarantined)."""
         try:
-            with open(self._object_file(digest), "rb") as f:
-                data = f.read()
+            data = atomic.read_bytes(self._object_file(digest))
         except OSError:
             return None
         if digest_bytes(data) != digest:
@@ -133,7 +133,7 @@ class Store:
         the record and its objects go up too (`push`: False for a record that came from there)."""
         record = redact.redact_data(record, redact.environment_secrets())
         validate_record(schema, record, what=f"{record.get('kind', 'record')} {record.get('key')}")
-        missing = [d for d in named_objects(record) if not self.has(d)]
+        missing = [d for d in named_objects(record) if d not in _PUT and not self.has(d)]
         if missing:
             raise RecordError(f"record names objects that are not stored: {missing[:3]}",
                               hint="objects must be written before the action entry (a bug in skillmake)")
@@ -152,15 +152,13 @@ class Store:
         """The cached record for `key`, or None: missing, unreadable, invalid, or naming a lost object."""
         path = self._action_file(key)
         try:
-            with open(path, "rb") as f:
-                data = f.read()
+            data = atomic.read_bytes(path)
         except OSError:
             # A local miss asks the remote, which writes the record and its objects here when it has them.
             if self.remote is None or not self.remote.fetch(key, self, schema=schema):
                 return None
             try:
-                with open(path, "rb") as f:
-                    data = f.read()
+                data = atomic.read_bytes(path)
             except OSError:
                 return None
         try:
@@ -205,7 +203,8 @@ class Store:
 
     def get_attempt(self, key: str, *, schema: str) -> dict[str, Any] | None:
         try:
-            record = orjson.loads(self.attempt_path(key).read_bytes())
+            h = hex_of(key)
+            record = orjson.loads(atomic.read_bytes(f"{self.root}/attempts/{h[:2]}/{h}.json"))
             validate_record(schema, record, what=f"attempt {key}")
         except (OSError, orjson.JSONDecodeError, RecordError):
             return None
@@ -317,6 +316,17 @@ class Store:
 
 
 _running: dict[str, tuple[int, str]] = {}  # running/ folder → (fd, path) of this process's mark
+# Digests this process put (written, or found stored) lately: put_action's check that a record's objects were put
+# before it (a guard against a bug in skillmake) asks here before it stats. Bounded: emptied past _PUT_MAX.
+_PUT: set[str] = set()
+_PUT_MAX = 100_000
+
+
+def _put_here(digest: str) -> None:
+    if len(_PUT) >= _PUT_MAX:
+        _PUT.clear()
+    _PUT.add(digest)
+
 # schema → sha256 of record files this process wrote or read and found valid: the same bytes read again are not
 # validated again (a trial's record is read back by its grade, its view and the report; validation was a fifth
 # of a first run's CPU). Bounded: emptied when it grows past _VALID_MAX.

@@ -7,6 +7,8 @@ import contextlib
 import os
 import threading
 
+from skillmake.core.pid import pid
+
 
 class Syncer:
     """Makes the action records this process wrote durable, in a thread of its own: an fsync cost a trial's worker
@@ -23,15 +25,15 @@ class Syncer:
     def add(self, path: str) -> None:
         with self._cond:
             self._pending.append(path)
-            if self._pid != os.getpid():  # the first record of this process (or of a forked worker)
-                self._pid = os.getpid()
+            if self._pid != pid():  # the first record of this process (or of a forked worker)
+                self._pid = pid()
                 self._busy = False
                 threading.Thread(target=self._loop, name="skillmake-fsync", daemon=True).start()
             self._cond.notify_all()
 
     def flush(self) -> None:
         with self._cond:
-            if self._pid != os.getpid():
+            if self._pid != pid():
                 self._pending.clear()
                 return
             while self._pending or self._busy:

@@ -55,10 +55,25 @@ def test_a_new_folder_is_made_and_a_failed_write_leaves_no_temp_file(tmp_path: P
     assert sorted(os.listdir(tmp_path / "a" / "b")) == ["c.txt"]
 
 
-def test_a_forked_child_names_its_temp_files_by_its_own_pid(tmp_path: Path) -> None:
-    pid = os.fork()
-    if pid == 0:  # pragma: no cover - the child
-        code = 0 if atomic._pid[0] == os.getpid() else 1
-        os._exit(code)
-    _, status = os.waitpid(pid, 0)
-    assert os.waitstatus_to_exitcode(status) == 0
+def test_a_temp_file_is_named_by_this_process_and_a_counter(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: list[str] = []
+    real = os.replace
+    monkeypatch.setattr(os, "replace", lambda src, dst: (seen.append(os.path.basename(src)), real(src, dst)))
+    atomic.write_bytes(tmp_path / "a.json", b"1")
+    atomic.write_bytes(tmp_path / "a.json", b"2")
+    first, second = (name.removeprefix(f".a.json.{os.getpid()}-").removesuffix(atomic.TEMP_SUFFIX) for name in seen)
+    assert int(second) > int(first)
+
+
+def test_read_bytes_reads_a_whole_file_whatever_its_stat_says(tmp_path: Path) -> None:
+    (tmp_path / "f").write_bytes(b"abc" * 50_000)
+    (tmp_path / "empty").write_bytes(b"")
+    assert atomic.read_bytes(str(tmp_path / "f")) == b"abc" * 50_000
+    assert atomic.read_bytes(str(tmp_path / "empty")) == b""
+    if os.path.exists("/proc/self/status"):  # st_size 0, content not empty: read to its end
+        with open("/proc/self/status", "rb") as f:
+            assert atomic.read_bytes("/proc/self/status")[:40] == f.read()[:40]
+    with pytest.raises(OSError):
+        atomic.read_bytes(str(tmp_path / "missing"))
+    with pytest.raises(OSError):
+        atomic.read_bytes(str(tmp_path))  # a folder is not a file

@@ -242,3 +242,18 @@ def test_records_and_attempts_are_stored_without_this_processs_credentials(tmp_p
     assert all(b"[REDACTED" in data or b"REDACTED" in data for data in on_disk), on_disk
     got = store.get_action(record["key"], schema=TRIAL_SCHEMA)
     assert got is not None and secret not in got["agent"]["version"] and got["agent"]["version"].startswith("cli 1.0")
+
+
+def test_a_records_objects_this_process_put_are_not_looked_up_again_and_others_are(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    store = Store(tmp_path)
+    record = trial_record(store)
+    asked: list[str] = []
+    real_has = Store.has
+    monkeypatch.setattr(Store, "has", lambda self, digest: asked.append(digest) or real_has(self, digest))
+    store.put_action(record, schema=TRIAL_SCHEMA)
+    assert asked == []  # both objects were put just now: no stat per object (a trial's record names four)
+    record["outputs"]["transcript"] = "sha256:" + "d" * 64  # never put
+    with pytest.raises(RecordError, match="not stored"):
+        store.put_action(record, schema=TRIAL_SCHEMA)
+    assert asked == ["sha256:" + "d" * 64]
