@@ -32,39 +32,44 @@ class Changed(SkillmakeError):
     """A file a trial's key names no longer has the content the key was computed from."""
 
 
-def copy_verified(source: str, dest: Path, digest: str, *, what: str, keep: bool = False) -> None:
+def copy_verified(source: str, dest: str | Path, digest: str, *, what: str, keep: bool = False) -> None:
     """Copy `source` to `dest` (mode and times kept), raising Changed unless the bytes copied have `digest`.
     Only a regular file is read (a fifo put there since would block the run; a folder is not a file).
 
     With `keep`, a `dest` that is still the untouched copy of `digest` this process made (a spare trial folder's
     staged skill, see `untouched`) is kept: the source is read and verified all the same, but no file is made."""
     try:
-        fd = os.open(source, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        fd = os.open(source, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
     except OSError as exc:
         raise Changed(f"{what} cannot be read since the run was planned ({exc.strerror})", hint=RERUN_HINT) from None
     h = hashlib.sha256()
-    kept = keep and untouched(str(dest), digest)
-    if not kept:
-        fstree.make_folders(dest.parent)  # Path.mkdir(parents=True) recursed once per level: a deep skill folder
-    with os.fdopen(fd, "rb") as f:
-        st = os.fstat(f.fileno())
+    kept_mode = _untouched_mode(os.fspath(dest), digest) if keep else None
+    try:  # os.read/os.write, not file objects: a Python open() made 4 more system calls per file
+        st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             raise Changed(f"{what} is no longer a regular file", hint=RERUN_HINT)
-        if kept:
-            while block := f.read(1 << 20):
+        mode = stat.S_IMODE(st.st_mode) | stat.S_IRUSR | stat.S_IWUSR
+        if kept_mode is not None and kept_mode != mode:  # the source's mode changed: a copy of its own
+            os.unlink(dest)
+            kept_mode = None
+        size = min(st.st_size + 1, 1 << 20)
+        if kept_mode is not None:
+            while block := os.read(fd, size):
                 h.update(block)
         else:
-            with open(dest, "wb") as out:
-                while block := f.read(1 << 20):
+            fstree.make_folders(os.path.dirname(dest))  # Path.mkdir(parents=True) recursed once per level
+            out = os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_CLOEXEC", 0), 0o600)
+            try:
+                while block := os.read(fd, size):
                     h.update(block)
-                    out.write(block)
-    mode = stat.S_IMODE(st.st_mode) | stat.S_IRUSR | stat.S_IWUSR
-    if kept and stat.S_IMODE(os.lstat(dest).st_mode) != mode:  # the source's mode changed: a copy of its own
-        kept = False
-        os.unlink(dest)
-        copy_verified(source, dest, digest, what=what)
-        return
-    if not kept:
+                    view = memoryview(block)
+                    while view:
+                        view = view[os.write(out, view):]
+            finally:
+                os.close(out)
+    finally:
+        os.close(fd)
+    if kept_mode is None:
         os.chmod(dest, mode)
         os.utime(dest, ns=(st.st_atime_ns, st.st_mtime_ns))
     if "sha256:" + h.hexdigest() != digest:
@@ -72,8 +77,8 @@ def copy_verified(source: str, dest: Path, digest: str, *, what: str, keep: bool
             os.unlink(dest)  # never left for a later trial to keep
         raise Changed(f"{what} changed since the run was planned (its trial key names other content)",
                       hint=RERUN_HINT)
-    if keep and not kept:
-        _note_copy(str(dest), digest)
+    if keep and kept_mode is None:
+        _note_copy(os.fspath(dest), digest)
 
 
 # (device, inode) of a staged skill file this process wrote → (size, mtime, ctime, mode, digest) right after. A file
@@ -94,13 +99,20 @@ def untouched(path: str, digest: str | None = None) -> bool:
     """Whether `path` is a staged skill file this process wrote (of `digest`, when given) and nothing changed since:
     a trial folder made spare keeps such files, and the next trial of the same skill keeps them (copy_verified)
     instead of removing and writing them again: a file made and removed cost a trial two inode operations."""
+    return _untouched_mode(path, digest) is not None
+
+
+def _untouched_mode(path: str, digest: str | None) -> int | None:
+    """The permission bits of `path` when `untouched`, else None."""
     try:
         st = os.lstat(path)
     except OSError:
-        return False
+        return None
     noted = _COPIES.get((st.st_dev, st.st_ino))
-    return (noted is not None and noted[:4] == (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_mode)
-            and (digest is None or noted[4] == digest))
+    if (noted is not None and noted[:4] == (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_mode)
+            and (digest is None or noted[4] == digest)):
+        return stat.S_IMODE(st.st_mode)
+    return None
 
 
 def stage_skill(skill: Skill, manifest_data: bytes, dest: Path) -> Skill:
@@ -108,49 +120,58 @@ def stage_skill(skill: Skill, manifest_data: bytes, dest: Path) -> Skill:
     and caches beside it, see paths.not_skill), copied under `dest` and verified. Returns the staged skill."""
     manifest: dict[str, Any] = orjson.loads(manifest_data)
     files: dict[str, str] = manifest.get("files") or {}
+    base = os.fspath(dest)
     if manifest.get("kind") == "folder":
-        target = dest / skill.name
-        target.mkdir(parents=True, exist_ok=True)
-        wanted = {os.path.join(target, *rel.split("/")) for rel in files}
-        _prune(dest, keep=wanted)  # what a spare kept of another skill goes first (a file where a folder goes)
-        for rel, digest in files.items():
-            copy_verified(os.path.join(skill.path, *rel.split("/")), target / rel, digest,
-                          what=f"skill {skill.name!r}: {rel}", keep=True)
-        _prune(dest)
-        return Skill(name=skill.name, path=str(target), kind="folder")
-    target = dest / os.path.basename(skill.path)
-    _prune(dest, keep={str(target)})
+        target = os.path.join(base, skill.name)
+        wanted = {os.path.join(target, *rel.split("/")): (rel, digest) for rel, digest in files.items()}
+        folders = {target}
+        for path in wanted:
+            parent = os.path.dirname(path)
+            while parent not in folders:
+                folders.add(parent)
+                parent = os.path.dirname(parent)
+        if target not in _prune(base, files=set(wanted), folders=folders):
+            fstree.make_folders(target)
+        for path, (rel, digest) in wanted.items():
+            copy_verified(os.path.join(skill.path, *rel.split("/")), path, digest, what=f"skill {skill.name!r}: {rel}",
+                          keep=True)
+        return Skill(name=skill.name, path=target, kind="folder")
+    target = os.path.join(base, os.path.basename(skill.path))
+    _prune(base, files={target}, folders=set())
     for name, digest in files.items():  # one file: the command (or prompt) file itself
         copy_verified(skill.path, target, digest, what=f"skill {skill.name!r}: {name}", keep=True)
-    _prune(dest)
-    return Skill(name=skill.name, path=str(target), kind=skill.kind)
+    return Skill(name=skill.name, path=target, kind=skill.kind)
 
 
-def _prune(folder: Path, *, keep: set[str] | None = None) -> bool:
-    """Remove the empty folders under `folder` (a reused trial folder keeps an earlier skill's folders, emptied:
-    workspace.release); True when `folder` itself is left empty. Without recursion (a skill may be ~1,300 deep):
-    every folder is listed top-down, then the empty ones are removed deepest first. With `keep`, every file (or
-    link) under `folder` that is not one of those paths is removed first (what a spare kept of an earlier skill)."""
-    folders = [os.fspath(folder)]
+def _prune(folder: str, *, files: set[str], folders: set[str]) -> set[str]:
+    """Make what is under `folder` (a spare trial folder's skill/, see workspace.release) a subset of what a skill
+    stages there: every file or link that is not one of `files` is removed, then every sub-folder that is not one
+    of `folders` (with what it holds: a file where a folder goes, an earlier skill's folders). One listing per
+    folder, top-down, without recursion (a skill may be ~1,300 deep); the folders go deepest first. Returns the
+    folders of `folders` that are there (`folder` itself included when it is)."""
+    present: set[str] = set()
+    listed = [folder]
+    doomed: list[str] = []
     i = 0
-    while i < len(folders):
-        with contextlib.suppress(OSError), os.scandir(folders[i]) as entries:
-            for e in entries:
-                if e.is_dir(follow_symlinks=False):
-                    folders.append(e.path)
-                elif keep is not None and e.path not in keep:
-                    with contextlib.suppress(OSError):
-                        os.unlink(e.path)
+    while i < len(listed):
+        try:
+            with os.scandir(listed[i]) as entries:
+                if i == 0:
+                    present.add(folder)
+                for e in entries:
+                    if e.is_dir(follow_symlinks=False):
+                        listed.append(e.path)
+                        (present.add if e.path in folders else doomed.append)(e.path)
+                    elif e.path not in files or not e.is_file(follow_symlinks=False):
+                        with contextlib.suppress(OSError):
+                            os.unlink(e.path)
+        except OSError:
+            pass
         i += 1
-    if keep is not None:  # the files only: the folders go once the skill is staged (the call after)
-        return False
-    for path in reversed(folders[1:]):  # a child is listed after its parent: deepest first
-        with contextlib.suppress(OSError):  # not empty: kept
+    for path in reversed(doomed):  # a child is listed after its parent: deepest first
+        with contextlib.suppress(OSError):
             os.rmdir(path)
-    try:
-        return not os.listdir(folder)
-    except OSError:
-        return False
+    return present
 
 
 def stage_inputs(case: Case, workspace: Path, digests: dict[str, str] | None) -> None:

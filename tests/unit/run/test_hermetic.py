@@ -284,3 +284,36 @@ def test_a_spare_that_kept_a_file_where_the_next_skill_has_a_folder_stages_it(tm
     b = {"kind": "folder", "files": {"scripts/run.sh": _digest(b"echo\n")}}
     staged = stage_skill(Skill(name="s", path=str(second), kind="folder"), canonical_json(b), dest)
     assert (Path(staged.path) / "scripts" / "run.sh").read_text() == "echo\n"
+
+
+def test_a_spare_with_a_folder_where_the_next_skill_has_a_file_and_a_link_stages_files(tmp_path: Path) -> None:
+    from skillmake.run.workspace import _strip
+
+    skill, manifest, dest = _stage_twice_setup(tmp_path)
+    staged = Path(stage_skill(skill, manifest, dest).path)
+    _strip(str(dest), 0o755)
+    outside = tmp_path / "outside.txt"
+    outside.write_text("not the skill's\n")
+    (staged / "SKILL.md").unlink()
+    (staged / "SKILL.md").mkdir()  # a folder where a file goes, with something in it
+    (staged / "SKILL.md" / "x").write_text("x\n")
+    (staged / "scripts" / "run.sh").unlink()
+    (staged / "scripts" / "run.sh").symlink_to(outside)  # a link where a file goes: never written through
+    (staged / "old" / "deep").mkdir(parents=True)  # folders no file of the skill needs
+    again = Path(stage_skill(skill, manifest, dest).path)
+    assert (again / "SKILL.md").read_text() == "body\n" and not (again / "scripts" / "run.sh").is_symlink()
+    assert outside.read_text() == "not the skill's\n" and not (again / "old").exists()
+
+
+def test_staging_into_a_spare_lists_each_of_its_folders_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from skillmake.run.workspace import _strip
+
+    skill, manifest, dest = _stage_twice_setup(tmp_path)
+    stage_skill(skill, manifest, dest)
+    _strip(str(dest), 0o755)
+    listed: list[str] = []
+    real_scandir, real_listdir = os.scandir, os.listdir
+    monkeypatch.setattr(os, "scandir", lambda p=".": (listed.append(os.fspath(p)), real_scandir(p))[1])
+    monkeypatch.setattr(os, "listdir", lambda p=".": (listed.append(os.fspath(p)), real_listdir(p))[1])
+    stage_skill(skill, manifest, dest)
+    assert sorted(listed) == sorted(str(p) for p in (dest, dest / "s", dest / "s" / "scripts"))
