@@ -100,7 +100,7 @@ def problem(folder: str | os.PathLike[str]) -> SkillmakeError | None:
     Asked before every trial, so each folder above is looked into through `_markers_in` (one stat while the folder
     is as it was), not with a stat per marker name."""
     found = []
-    ancestor = os.path.dirname(os.path.realpath(folder))
+    ancestor = os.path.dirname(real_folder(folder))
     while True:
         found += _markers_in(ancestor)
         parent = os.path.dirname(ancestor)
@@ -110,6 +110,29 @@ def problem(folder: str | os.PathLike[str]) -> SkillmakeError | None:
     if not found:
         return None
     return SkillmakeError(f"the trial would run in {folder}, where the agent would see {found[0]}", hint=_HINT)
+
+
+def real_folder(folder: str | os.PathLike[str]) -> str:
+    """os.path.realpath of a folder that exists, as the kernel resolved it when opening it (Linux: its /proc fd
+    link; three system calls, where realpath made an lstat and a Python step per component of the path);
+    os.path.realpath itself elsewhere, or when the folder cannot be opened."""
+    if _O_PATH:
+        try:
+            fd = os.open(folder, _O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
+        except OSError:
+            return os.path.realpath(folder)
+        try:
+            real = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:
+            real = ""
+        finally:
+            os.close(fd)
+        if real.startswith("/") and not real.endswith(" (deleted)"):
+            return real
+    return os.path.realpath(folder)
+
+
+_O_PATH = getattr(os, "O_PATH", 0) if os.path.isdir("/proc/self/fd") else 0
 
 
 # folder → (its (inode, mtime, ctime) when looked into, the MARKERS it held then): a marker made, removed or renamed

@@ -17,6 +17,7 @@ from typing import Any
 import orjson
 
 from skillmake.core import fstree
+from skillmake.core.pid import pid
 from skillmake.run.staging import stage_inputs, untouched
 from skillmake.spec.model import Case, Spec
 
@@ -70,13 +71,13 @@ def kept_tree(record: dict[str, Any]) -> str | None:
 
 def trial_dir(runs_root: str | Path, spec: Spec, case: Case, arm: str, k: int) -> TrialDir:
     """The cell's view folder: runs/<spec>/<case>/<arm>/trial-<k>/ (a checkout, see checkout.py)."""
-    return TrialDir(root=Path(runs_root) / spec.name / case.id / arm / f"trial-{k}")
+    return TrialDir(root=Path(f"{os.fspath(runs_root)}/{spec.name}/{case.id}/{arm}/trial-{k}"))  # one parse, not 5
 
 
 def scratch_dir(work_root: str | Path, key: str, run_id: str) -> TrialDir:
     """Where one execution runs: named by trial key *and* run, so no process of an earlier run can still
     be writing into it (design.md: a trial owns its workspace)."""
-    return TrialDir(root=Path(work_root) / f"{key[7:23]}-{run_id}")
+    return TrialDir(root=Path(f"{os.fspath(work_root)}/{key[7:23]}-{run_id}"))
 
 
 def prepare(tdir: TrialDir, case: Case, *, digests: dict[str, str] | None = None, skill: bool = False) -> None:
@@ -116,7 +117,7 @@ class _Spares:
         self.free: dict[str, list[str]] = {}
         self.count = 0
         self.mode: int | None = None  # a new folder's mode (umask applied): what a kept one is given back
-        self.pid = os.getpid()
+        self.pid = pid()
 
     def learn_mode(self, folder: Path) -> None:
         if self.mode is None:
@@ -124,9 +125,9 @@ class _Spares:
 
     def take(self, root: Path) -> bool:
         with self.lock:
-            if self.pid != os.getpid():  # a forked doit worker: the parent's spares are the parent's
-                self.free, self.pid = {}, os.getpid()
-            spares = self.free.get(str(root.parent))
+            if self.pid != pid():  # a forked doit worker: the parent's spares are the parent's
+                self.free, self.pid = {}, pid()
+            spares = self.free.get(os.path.dirname(root))
             spare = spares.pop() if spares else None
         if spare is None:
             return False
@@ -138,28 +139,28 @@ class _Spares:
         return True
 
     def give(self, root: Path) -> bool:
-        if self.mode is None or self.pid != os.getpid():
+        if self.mode is None or self.pid != pid():
             return False
         try:
             if not _emptied(root, self.mode):
                 return False
             with self.lock:
                 self.count += 1
-                spare = str(root.parent / f".spare-{os.getpid()}-{self.count}")
+                spare = f"{os.path.dirname(root)}/.spare-{self.pid}-{self.count}"
             os.rename(root, spare)
         except OSError:
             return False
         with self.lock:
             first = not self.free
-            self.free.setdefault(str(root.parent), []).append(spare)
+            self.free.setdefault(os.path.dirname(root), []).append(spare)
         if first:
-            atexit.register(self.clear, os.getpid())
+            atexit.register(self.clear, self.pid)
         return True
 
-    def clear(self, pid: int) -> None:
+    def clear(self, owner: int) -> None:
         """At exit: the spares go (a run killed before this leaves them to the next run, which empties the work
         root first)."""
-        if pid != os.getpid():
+        if owner != pid():
             return
         with self.lock:
             spares = [spare for group in self.free.values() for spare in group]
@@ -173,26 +174,29 @@ _SPARES = _Spares()
 
 def clear_spares() -> None:
     """Remove this process's spare trial folders now (a doit worker leaves through os._exit, skipping atexit)."""
-    _SPARES.clear(os.getpid())
+    _SPARES.clear(pid())
 _KEPT = {"workspace": False, "home": False, "skill": True}  # a trial folder's entries: whether sub-folders stay
 
 
 def _emptied(root: Path, mode: int) -> bool:
     """Empty a finished trial's folder for reuse; False (and maybe half done) when it holds something a trial
     folder does not (a link, a file at its top, a name it does not make)."""
-    names = os.listdir(root)
-    if not {"workspace", "home"} <= set(names) or not set(names) <= set(_KEPT):
+    with os.scandir(root) as listing:
+        entries = list(listing)
+    names = {e.name for e in entries}
+    if not {"workspace", "home"} <= names or not names <= set(_KEPT):
         return False
-    for name in names:
-        path = os.path.join(root, name)
-        if not stat.S_ISDIR(os.lstat(path).st_mode):
+    for entry in entries:
+        st = entry.stat(follow_symlinks=False)  # one lstat: its type and its mode
+        if not stat.S_ISDIR(st.st_mode):
             return False
-        _restore(path, mode)
-        if _KEPT[name]:
-            _strip(path, mode)
+        if stat.S_IMODE(st.st_mode) != mode:
+            os.chmod(entry.path, mode)
+        if _KEPT[entry.name]:
+            _strip(entry.path, mode)
         else:
-            for entry in os.listdir(path):
-                fstree.remove_tree(os.path.join(path, entry))
+            for name in os.listdir(entry.path):
+                fstree.remove_tree(os.path.join(entry.path, name))
     _restore(str(root), mode)
     return True
 

@@ -29,7 +29,7 @@ _stripes_guard = threading.Lock()
 
 
 @contextlib.contextmanager
-def flock(path: Path) -> Iterator[None]:
+def flock(path: str | Path) -> Iterator[None]:
     """An exclusive lock on `path` that threads of one process and other processes all respect; re-entrant in one
     thread. flock belongs to an open file: the first hold of a thread opens and locks it, the last closes it."""
     name = str(path)
@@ -50,14 +50,14 @@ def flock(path: Path) -> Iterator[None]:
                 stripe.fd = -1
 
 
-def _locked_fd(path: Path) -> int:
+def _locked_fd(path: str | Path) -> int:
     """An fd of `path` (made when missing) holding its flock. A file removed meanwhile (a user emptying locks/) is
     not the lock any more: the holder tries again on the file now at that path."""
     while True:
         try:
             fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
         except FileNotFoundError:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            os.makedirs(os.path.dirname(path), exist_ok=True)
             continue
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)

@@ -60,6 +60,7 @@ class Store:
         self.actions = self.root / "actions"
         self._actions = str(self.actions)
         self.quarantine_dir = self.root / "quarantine"
+        self._locks = str(self.root / "locks")
         # A shared remote store (remote.py): asked on a local miss of an action key, sent each record written.
         self.remote: Remote | None = None
 
@@ -227,7 +228,7 @@ class Store:
         disk. Two keys of one stripe wait for each other (a few ms at most, rarely: 4 workers, 256 stripes); a
         thread may hold one stripe twice (nested keys), and holds at most one lock per key, so no two waiters can
         each hold what the other wants unless a caller nests keys in both orders, which none does."""
-        with flock(self.root / "locks" / f"{hex_of(key)[:2]}.lock"):
+        with flock(f"{self._locks}/{hex_of(key)[:2]}.lock"):
             if self.remote is None:
                 yield
                 return

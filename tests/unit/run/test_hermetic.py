@@ -317,3 +317,22 @@ def test_staging_into_a_spare_lists_each_of_its_folders_once(tmp_path: Path, mon
     monkeypatch.setattr(os, "listdir", lambda p=".": (listed.append(os.fspath(p)), real_listdir(p))[1])
     stage_skill(skill, manifest, dest)
     assert sorted(listed) == sorted(str(p) for p in (dest, dest / "s", dest / "s" / "scripts"))
+
+
+def test_real_folder_is_realpath_through_links_relative_and_missing(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "real" / "trial" / "workspace").mkdir(parents=True)
+    (tmp_path / "link").symlink_to(tmp_path / "real")
+    monkeypatch.chdir(tmp_path)
+    for folder in (tmp_path / "link" / "trial" / "workspace", "link/trial/../trial/workspace", tmp_path / "missing",
+                   tmp_path / "real" / ".." / "link"):
+        assert hermetic.real_folder(folder) == os.path.realpath(folder)
+
+
+def test_a_marker_above_a_linked_work_root_is_seen_where_the_link_leads(tmp_path: Path) -> None:
+    (tmp_path / "elsewhere" / "root" / "trial" / "workspace").mkdir(parents=True)
+    (tmp_path / "elsewhere" / "CLAUDE.md").write_text("instructions\n")
+    (tmp_path / "clean").mkdir()
+    (tmp_path / "clean" / "root").symlink_to(tmp_path / "elsewhere" / "root")
+    problem = hermetic.problem(tmp_path / "clean" / "root" / "trial" / "workspace")
+    assert problem is not None and str(tmp_path / "elsewhere" / "CLAUDE.md") in problem.render()
