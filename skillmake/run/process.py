@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import atexit
 import os
+import select
 import signal
 import subprocess
 import sys
@@ -34,6 +35,9 @@ _SUPERVISED = os.name == "posix" and bool(sys.executable)
 _LIVE = interrupts.LIVE  # pid → the busy supervisor; dict ops are atomic under the GIL
 sweep_orphans = supervisors.sweep_orphans  # end what escaped a supervisor (reaper.py)
 _RUN: dict[str, bool] = {}  # "prepared" once prepare_run has run in this process
+# A write this small to an empty pipe is whole and never blocks (POSIX PIPE_BUF; a pipe holds at least a page): a
+# prompt that fits is written before the command starts, without a non-blocking pipe and a poll for it.
+_PIPE_BUF = getattr(select, "PIPE_BUF", 512)
 
 
 class Interrupted(KeyboardInterrupt):
@@ -71,7 +75,7 @@ def run(argv: Sequence[str] | str, *, cwd: str, env: dict[str, str], timeout: fl
     except OSError as exc:
         return Completed(returncode=None, stdout=b"", stderr=b"", timed_out=False, duration_ms=0.0,
                          error=f"cannot start {command[0]!r}: {exc.strerror or exc}")
-    talk = supervisors.Talk(sup, ours, stdin, deadline=started + timeout)
+    talk = supervisors.Talk(sup, ours, stdin if ours[0] >= 0 else None, deadline=started + timeout)
     try:
         _LIVE[sup.pid] = sup
         if interrupts.interrupted():  # interrupt() ran between the check above and the registration
@@ -107,6 +111,13 @@ def _hand_over(command: list[str], *, cwd: str, env: dict[str, str],
             else:
                 r, w = os.pipe()
                 theirs.append(r)
+                if len(stdin) <= _PIPE_BUF:  # fits the empty pipe whole: written now, never waited for
+                    try:
+                        if stdin:
+                            os.write(w, stdin)
+                    finally:
+                        os.close(w)
+                    w = -1
                 ours.append(w)
             for _ in (1, 2):
                 r, w = os.pipe()

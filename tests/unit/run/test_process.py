@@ -48,6 +48,20 @@ def test_results_are_what_the_command_did(tmp_path: Path, env: dict[str, str]) -
     assert shell.stdout.decode().strip() == str(tmp_path) and shell.returncode == -9
 
 
+@pytest.mark.parametrize("size", [0, 1, 4096, 4097, 300_000])
+def test_a_prompt_of_any_size_reaches_stdin_whole_and_a_small_one_needs_no_wait(
+        tmp_path: Path, env: dict[str, str], size: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    data = bytes(i % 251 for i in range(size))
+    blocking: list[int] = []
+    real = os.set_blocking
+    monkeypatch.setattr(os, "set_blocking", lambda fd, flag: (blocking.append(fd), real(fd, flag))[1])
+    done = process.run(["cat"], cwd=str(tmp_path), env=env, timeout=60, stdin=data)
+    assert (done.returncode, done.stdout) == (0, data)
+    assert (blocking == []) == (size <= 4096)  # written before the command starts: no non-blocking pipe, no poll
+    ignored = process.run(["true"], cwd=str(tmp_path), env=env, timeout=60, stdin=data)  # never reads its stdin
+    assert ignored.returncode == 0
+
+
 def test_commands_leave_no_descriptor_open(tmp_path: Path, env: dict[str, str]) -> None:
     """A run makes thousands of commands: each one's pipes are closed when it ends (they leaked two per command,
     and a first run of ~10,000 trials died with EMFILE)."""
