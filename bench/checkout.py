@@ -6,8 +6,11 @@ was ~44% of a cell task's CPU). One project of N instant trials is run once; the
   runs/ with no views;
 - final: the report's checkout right after (it should find every folder it reads current);
 - cold: the report's checkout with no views and no views.json (`skillmake report` after `rm -r runs`).
+The records are read (engine/report.py's cells_of) before each phase's clock starts.
 
-CPU seconds (this process, all threads) and wall seconds per phase, median of the runs; ms per cell and the ratio.
+User and system CPU (this process, all threads) and wall time per phase, in ms per cell, median of the runs, and
+the ratios. System time is mostly the kernel making files and folders: on a machine busy with other disk work it
+swings several-fold from run to run, user time (Python) much less.
 
     python bench/checkout.py [--cells 600] [--runs 3] [--against /tmp/before]
 """
@@ -32,7 +35,7 @@ PHASES = ("early", "final", "cold")
 
 # Run in a process of its own with PYTHONPATH naming the checkout under test: prints {phase: [cpu, wall]}.
 PROBE = """\
-import json, shutil, sys, time
+import json, os, shutil, sys, time
 from skillmake.engine.plan import plan_spec
 from skillmake.engine.report import cells_of
 from skillmake.results import checkout as co
@@ -46,15 +49,17 @@ cells = cells_of(project, plan)
 out = {}
 
 def timed(name, fn):
-    c0, w0 = time.process_time(), time.perf_counter()
+    t0, w0 = os.times(), time.perf_counter()
     fn()
-    out[name] = [time.process_time() - c0, time.perf_counter() - w0]
+    t1 = os.times()
+    out[name] = [t1.user - t0.user, t1.system - t0.system, time.perf_counter() - w0]
 
 timed("early", lambda: [co.check_out_early(project, rec) for rec in cells])
-timed("final", lambda: co.checkout(project, cells_of(project, plan)))
+again = cells_of(project, plan)  # the report's reading of the records (not the checkout's): left out of the times
+timed("final", lambda: co.checkout(project, again))
 shutil.rmtree(project.runs_dir)
 (project.state_dir / "index" / co.VIEWS.format(plan.spec.name)).unlink()
-timed("cold", lambda: co.checkout(project, cells_of(project, plan)))
+timed("cold", lambda: co.checkout(project, again))
 print(json.dumps(out))
 """
 
@@ -102,17 +107,17 @@ def main() -> None:
     n = args.cells
     rows = []
     for phase in PHASES:
-        ours = [statistics.median(r[phase][i] for r in sides["this"]) for i in (0, 1)]
-        row: list[object] = [phase, f"{ours[0] * 1000 / n:.2f}", f"{ours[1] * 1000 / n:.2f}"]
+        ours = [statistics.median(r[phase][i] for r in sides["this"]) for i in (0, 1, 2)]
+        row: list[object] = [phase, *(f"{x * 1000 / n:.3f}" for x in ours)]
         if args.against:
-            other = [statistics.median(r[phase][i] for r in sides["against"]) for i in (0, 1)]
-            row += [f"{other[0] * 1000 / n:.2f}", f"{other[1] * 1000 / n:.2f}",
-                    f"{ours[0] / other[0]:.2f}" if other[0] else "-", f"{ours[1] / other[1]:.2f}" if other[1] else "-"]
+            other = [statistics.median(r[phase][i] for r in sides["against"]) for i in (0, 1, 2)]
+            row += [*(f"{x * 1000 / n:.3f}" for x in other),
+                    *(f"{a / b:.2f}" if b else "-" for a, b in zip(ours, other, strict=True))]
         rows.append(row)
     print(f"\nview checkout of {n} cells (ms per cell, median of {args.runs})\n")
-    headers = ["phase", "CPU ms", "wall ms"]
+    headers = ["phase", "user ms", "sys ms", "wall ms"]
     if args.against:
-        headers += [f"{args.against} CPU ms", "wall ms", "CPU × against", "wall × against"]
+        headers += [f"{args.against}: user ms", "sys ms", "wall ms", "user ×", "sys ×", "wall ×"]
     print(table(headers, rows))
 
 

@@ -121,31 +121,37 @@ def labels_digest(spec: Spec) -> str | None:
 def checkout(project: Project, cells: Sequence[CellRecords]) -> int:
     """Make every cell's folder show its records; remove the folders of cells the specs no longer have.
 
-    Cells are checked out THREADS at a time: a folder is mostly new files, whose creation waits on the disk
-    (~0.4 ms each here) with the GIL released. Returns how many folders were (re)written."""
-    written = 0
+    The folders to write are written THREADS at a time: a folder is mostly new files, whose creation waits on the
+    disk (~0.4 ms each here) with the GIL released. Returns how many folders were (re)written."""
     specs = {rec.cell.spec.name for rec in cells}
     on_disk = {name: _load_views(project, name) for name in specs}
     shown = {name: {**on_disk[name], **_take_early(project, name)} for name in specs}  # early: check_out_early
     views: dict[str, dict[str, Any]] = {name: {} for name in specs}
     safe: set[str] = set()  # arm folders whose path below runs/ has no link (cut_links once each, not per cell)
+    # Which folders are current is a few lstats each, here (most are, after the cells' early checkouts); only the
+    # rest are written, by the pool when they are many.
+    stale: list[tuple[CellRecords, str, str, str]] = []
+    for rec in cells:
+        name, rel = rec.cell.spec.name, cell_rel(rec.cell.case.id, rec.cell.arm.name, rec.cell.k)
+        folder, stamp, entry = _current(project, rec, shown[name].get(rel), safe=safe)
+        views[name][rel] = entry  # None until written: the cells keep their order in views.json
+        if entry is None:
+            stale.append((rec, rel, folder, stamp))
     secrets = environment_secrets()
 
-    def one(rec: CellRecords) -> tuple[CellRecords, str, dict[str, Any], bool]:
-        rel = cell_rel(rec.cell.case.id, rec.cell.arm.name, rec.cell.k)
-        return (rec, rel, *_write_view(project, rec, shown[rec.cell.spec.name].get(rel), safe=safe,
-                                       secrets=secrets))
+    def one(job: tuple[CellRecords, str, str, str]) -> tuple[CellRecords, str, dict[str, Any]]:
+        rec, rel, folder, stamp = job
+        return rec, rel, _write(project, rec, folder, stamp, secrets=secrets)
 
-    if len(cells) < 2 * THREADS:
-        done: Iterable[tuple[CellRecords, str, dict[str, Any], bool]] = [one(rec) for rec in cells]
+    if len(stale) < 2 * THREADS:
+        done: Iterable[tuple[CellRecords, str, dict[str, Any]]] = [one(job) for job in stale]
     else:
         from concurrent.futures import ThreadPoolExecutor
 
         with ThreadPoolExecutor(max_workers=THREADS, thread_name_prefix="checkout") as pool:
-            done = list(pool.map(one, cells))
-    for rec, rel, entry, rewritten in done:
+            done = list(pool.map(one, stale))
+    for rec, rel, entry in done:
         views[rec.cell.spec.name][rel] = entry
-        written += rewritten
     for name in specs:
         if views[name] != on_disk[name]:
             atomic.write_bytes(_views_path(project, name), orjson.dumps({"version": 1, "cells": views[name]}),
@@ -157,7 +163,7 @@ def checkout(project: Project, cells: Sequence[CellRecords]) -> int:
     for spec, case in cases.values():
         cut_links(project.runs_dir, project.runs_dir / spec.name / case.id)
         _write_metadata(project.runs_dir / spec.name / case.id, spec, case)
-    return written
+    return len(stale)
 
 
 def check_out_early(project: Project, rec: CellRecords) -> None:
@@ -296,25 +302,44 @@ def _unchanged(folder: str, stat: Any) -> bool:
     return True
 
 
-def _write_view(project: Project, rec: CellRecords, shown: Any, *, safe: set[str] | None = None,
-                secrets: tuple[str, ...] | None = None) -> tuple[dict[str, Any], bool]:
+def _write_view(project: Project, rec: CellRecords, shown: Any, *, secrets: tuple[str, ...] | None = None
+                ) -> tuple[dict[str, Any], bool]:
     """Check the cell's folder out unless `shown` (its entry in <spec>.views.json) says it shows these records
-    untouched; returns its entry now and whether it was rewritten. `safe`: the arm folders this checkout found free
-    of links (only the cell's own folder is looked at then); `secrets`: environment_secrets(), asked once."""
+    untouched (_current); returns its entry now and whether it was rewritten."""
+    folder, stamp, entry = _current(project, rec, shown)
+    if entry is not None:
+        return entry, False
+    return _write(project, rec, folder, stamp, secrets=environment_secrets() if secrets is None else secrets), True
+
+
+def _current(project: Project, rec: CellRecords, shown: Any, *, safe: set[str] | None = None
+             ) -> tuple[str, str, dict[str, Any] | None]:
+    """The cell's folder, its records' stamp, and its entry for <spec>.views.json when it shows the cell's records
+    untouched (None: it must be written): as `shown` (its entry there) says, else as the folder's own stamp says.
+    Links on its path are cut first. `safe`: the arm folders this checkout found free of links (only the cell's own
+    folder is looked at then)."""
     c = rec.cell
     folder = f"{project.runs_dir}/{c.spec.name}/{cell_rel(c.case.id, c.arm.name, c.k)}"  # workspace.trial_dir's
     with _LINKS:  # cells share their case and arm folders: one thread at a time removes a link there
         _cut_links(project.runs_dir, folder, safe)  # a linked runs/<spec> (or below) is never written through
     stamp = rec.stamp
-    keys = [c.key, rec.grade_key]
     if isinstance(shown, dict):
         if shown.get("stamp") == stamp and _unchanged(folder, shown.get("stat")):
-            return shown, False
+            return folder, stamp, shown
     else:  # <spec>.views.json is lost: the folder's own stamp says whether it is intact (one listing, no rewrite)
         kept = _read_stamp(folder)
         files = kept.get("files") if kept is not None and kept.get("stamp") == stamp else None
         if files is not None and files == _files(folder):
-            return {"stamp": stamp, "keys": keys, "stat": _stat(folder)}, False
+            return folder, stamp, {"stamp": stamp, "keys": [c.key, rec.grade_key], "stat": _stat(folder)}
+    return folder, stamp, None
+
+
+def _write(project: Project, rec: CellRecords, folder: str, stamp: str, *, secrets: tuple[str, ...]
+           ) -> dict[str, Any]:
+    """Write the cell's folder anew (`stamp`: rec.stamp); returns its entry for <spec>.views.json. `secrets`:
+    environment_secrets(), asked once."""
+    c = rec.cell
+    keys = [c.key, rec.grade_key]
     # Filled under a name of its own, then renamed into place: a reader sees the old folder or the whole new one,
     # so the files in it are written as new files (no temp file and rename of their own). What each write leaves
     # (its size and mtime, from the write itself) is the folder's stat: no listing of what was just written.
@@ -327,7 +352,7 @@ def _write_view(project: Project, rec: CellRecords, shown: Any, *, safe: set[str
         os.mkdir(fresh)
     except FileNotFoundError:  # the cell's arm folder is new
         os.makedirs(fresh)
-    written = _fill(project, rec, fresh, secrets=environment_secrets() if secrets is None else secrets)
+    written = _fill(project, rec, fresh, secrets=secrets)
     listed = {rel: [] if rel.endswith("/") else was for rel, was in written.items()}
     written[STAMP] = _new_file(f"{fresh}/{STAMP}", orjson.dumps({"stamp": stamp, "cell": c.name, "keys": keys,
                                                                   "files": listed}))
@@ -342,7 +367,7 @@ def _write_view(project: Project, rec: CellRecords, shown: Any, *, safe: set[str
         os.replace(fresh, folder)
         fstree.remove_tree(old)
     written["."] = [os.lstat(folder).st_mtime_ns]  # its last entry (the stamp) made, then renamed: taken after
-    return {"stamp": stamp, "keys": keys, "stat": written}, True
+    return {"stamp": stamp, "keys": keys, "stat": written}
 
 
 def eval_metadata(spec: Spec, case: Case) -> dict[str, Any]:

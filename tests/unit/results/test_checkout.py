@@ -89,33 +89,30 @@ WRITER = ("mkdir -p sub/deep && printf x > sub/deep/f && printf yy > top && ln -
 
 
 @pytest.fixture(scope="module")
-def written(tmp_path_factory: pytest.TempPathFactory) -> tuple[Project, list[Any]]:
+def written(tmp_path_factory: pytest.TempPathFactory) -> tuple[Project, list[Any], dict[str, Any]]:
     """A project whose trials leave files, folders and a link in their workspace, each cell checked out early."""
     root = tmp_path_factory.mktemp("written")
     (root / "skills/s").mkdir(parents=True)
     (root / "skills/s/SKILL.md").write_text("---\nname: s\ndescription: d\n---\nbody\n")
     (root / "p.eval.yaml").write_text(
         f"skill: skills/s\nagent: {{kind: command, command: {WRITER!r}}}\n"
-        "trials: 2\ncases: [{id: a, prompt: hi, checks: [{type: contains, needle: done}]}]\n")
+        "trials: 4\ncases: [{id: a, prompt: hi, checks: [{type: contains, needle: done}]},\n"
+        "        {id: b, prompt: ho, checks: [{type: contains, needle: done}]}]\n")
     project = Project.open(str(root))
-    return project, _grade_all(project)
+    items = _grade_all(project)
+    early = dict(checkout._EARLY.get((str(project.state_dir), "p"), {}))  # before the report's checkout takes them
+    return project, items, early
 
 
-def _views(project: Project) -> dict[str, Any]:
-    cells: dict[str, Any] = {}
-    for name, entry in checkout._EARLY.get((str(project.state_dir), "p"), {}).items():
-        cells[name] = entry
-    return cells
 
 
 def test_the_stat_a_checkout_notes_from_its_writes_is_what_a_listing_of_the_folder_finds(
-        written: tuple[Project, list[Any]]) -> None:
+        written: tuple[Project, list[Any], dict[str, Any]]) -> None:
     """The early checkout notes each folder's stat from its own writes (no listing of what it just wrote): exactly
     what a listing finds, for files, links, folders at any depth and the workspace folder, in views.json's entry
     and in the folder's own stamp — else the report and the next no-op would find every view changed."""
-    project, items = written
-    noted = _views(project)
-    assert sorted(noted) == ["a/with_skill/trial-0", "a/with_skill/trial-1"]
+    project, _, noted = written
+    assert sorted(noted) == [f"{c}/with_skill/trial-{k}" for c in "ab" for k in range(4)]
     for rel, entry in noted.items():
         folder = f"{project.runs_dir}/p/{rel}"
         assert entry["stat"] == checkout._stat(folder)
@@ -125,13 +122,33 @@ def test_the_stat_a_checkout_notes_from_its_writes_is_what_a_listing_of_the_fold
         assert os.access(f"{folder}/workspace/top", os.X_OK) and os.path.islink(f"{folder}/workspace/sub/link")
 
 
-def test_a_cell_whose_workspace_tree_is_lost_notes_its_note_file_too(written: tuple[Project, list[Any]]) -> None:
-    project, items = written
+def test_the_report_finds_the_early_checkouts_current_without_a_pool_of_threads(
+        written: tuple[Project, list[Any], dict[str, Any]], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Which folders are current is decided before any is written: a report whose cells were all checked out early
+    (eight here, enough for the pool) writes none and starts no thread (and imports nothing for them)."""
+    import concurrent.futures
+
+    project, items, _ = written
+    assert len(items) >= 2 * checkout.THREADS
+
+    def refused(*args: Any, **kwargs: Any) -> None:
+        raise AssertionError("a pool was started for folders that are current")
+
+    monkeypatch.setattr(concurrent.futures, "ThreadPoolExecutor", refused)
+    assert _report_writes(project, monkeypatch) == 0
+
+
+def test_a_cell_whose_workspace_tree_is_lost_notes_its_note_file_too(
+        written: tuple[Project, list[Any], dict[str, Any]]) -> None:
+    import dataclasses
+
+    project, _, _ = written
     rec = report_module.cells_of(project, plan_spec(project, project.specs[0]))[0]
     assert rec.trial is not None
-    lost = checkout.labelled(rec.cell, dict(rec.trial, workspace="sha256:" + "0" * 64), rec.grade, rec.grade_key)
+    cell = dataclasses.replace(rec.cell, k=99)  # a folder of its own: the module's other cells stay as they are
+    lost = checkout.labelled(cell, dict(rec.trial, workspace="sha256:" + "0" * 64), rec.grade, rec.grade_key)
     entry, rewritten = checkout._write_view(project, lost, None)
-    folder = f"{project.runs_dir}/p/a/with_skill/trial-0"
+    folder = f"{project.runs_dir}/p/a/with_skill/trial-99"
     assert rewritten and entry["stat"] == checkout._stat(folder) and "workspace.txt" in entry["stat"]
     assert "missing or corrupt" in Path(folder, "workspace.txt").read_text()
     assert orjson.loads(Path(folder, ".view.json").read_bytes())["files"] == checkout._files(folder)
