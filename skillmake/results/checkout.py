@@ -480,21 +480,23 @@ def _prune(spec_dir: Path, spec: Spec) -> None:
     arms = {a.name for a in spec.arms}
     cases = {c.id for c in spec.cases}
     wanted = {f"trial-{k}" for k in range(spec.trials)}
-    for case_dir in _subdirs(spec_dir):
-        if case_dir.name not in cases:
+    for case, case_dir in _subdirs(os.fspath(spec_dir)):
+        if case not in cases:
             fstree.remove_tree(case_dir)
             continue
-        for arm_dir in _subdirs(case_dir):
-            if arm_dir.name not in arms:
+        for arm, arm_dir in _subdirs(case_dir):
+            if arm not in arms:
                 fstree.remove_tree(arm_dir)
                 continue
-            for trial_folder in _subdirs(arm_dir):
-                if trial_folder.name not in wanted:
-                    fstree.remove_tree(trial_folder)
+            for trial_folder, path in _subdirs(arm_dir):
+                if trial_folder not in wanted:
+                    fstree.remove_tree(path)
 
 
-def _subdirs(folder: Path) -> Iterable[Path]:
+def _subdirs(folder: str) -> list[tuple[str, str]]:
+    """The folders directly in `folder`, links left out, as (name, path): one listing, no stat (the entries' types)."""
     try:
-        return [p for p in folder.iterdir() if p.is_dir() and not p.is_symlink()]
+        with os.scandir(folder) as entries:
+            return [(e.name, e.path) for e in entries if e.is_dir(follow_symlinks=False)]
     except OSError:
         return []

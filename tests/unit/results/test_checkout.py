@@ -152,3 +152,25 @@ def test_a_cell_whose_workspace_tree_is_lost_notes_its_note_file_too(
     assert rewritten and entry["stat"] == checkout._stat(folder) and "workspace.txt" in entry["stat"]
     assert "missing or corrupt" in Path(folder, "workspace.txt").read_text()
     assert orjson.loads(Path(folder, ".view.json").read_bytes())["files"] == checkout._files(folder)
+
+
+def test_the_checkout_prunes_what_is_no_cell_and_never_follows_a_link(
+        written: tuple[Project, list[Any], dict[str, Any]], tmp_path: Path) -> None:
+    project, _, _ = written
+    spec_dir = project.runs_dir / "p"
+    outside = tmp_path / "outside"
+    (outside / "keep").mkdir(parents=True)
+    strays = [spec_dir / "gone-case" / "with_skill" / "trial-0", spec_dir / "a" / "gone-arm" / "trial-0",
+              spec_dir / "a" / "with_skill" / "trial-7", spec_dir / "a" / "with_skill" / ".trial-0.new-12345"]
+    for stray in strays:
+        stray.mkdir(parents=True)
+        (stray / "f").write_text("x")
+    os.symlink(outside, spec_dir / "b" / "with_skill" / "trial-8")
+    os.symlink(outside, spec_dir / "gone-link")
+    checkout.checkout(project, report_module.cells_of(project, plan_spec(project, project.specs[0])))
+    assert not any(s.exists() for s in strays) and not (spec_dir / "gone-case").exists()
+    assert not (spec_dir / "a" / "gone-arm").exists()
+    assert (outside / "keep").is_dir()  # links are left as they are, never followed
+    assert sorted(p.name for p in spec_dir.iterdir()) == ["a", "b", "gone-link"]
+    assert [sorted(p.name for p in (spec_dir / c / "with_skill").iterdir()) for c in "ab"] == [
+        [f"trial-{k}" for k in range(4)], [*(f"trial-{k}" for k in range(4)), "trial-8"]]
