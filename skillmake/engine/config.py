@@ -80,6 +80,8 @@ def doit_config(root: str) -> dict[str, Any]:
     if os.environ.get(SHARD_VAR, "").strip():  # one job of a CI matrix: its trials and grades, no report (shard.py)
         # "trial" too: a plain run's stale cell is one trial task that grades it as well (cell.py), no grade task.
         config["default_tasks"] = ["grade", "trial", "trigger", "validate"]
+    else:  # a plain run selects each spec's report on its own: it runs once its cells are done (tasks.report_order)
+        config["default_tasks"] = [*tasks.report_order(root), *config["default_tasks"]]
     if jobs > 1:
         # The project's `jobs` (or $SKILLMAKE_JOBS, or -j) is the default of both `skillmake` and plain `doit`;
         # `-n N` on the command line still wins. Threads: tasks share the reporter and sys.stdout (design.md).

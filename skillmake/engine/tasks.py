@@ -376,6 +376,21 @@ def report_tasks(root: str) -> Iterator[dict[str, Any]]:
                "io": {"capture": False}, "verbosity": 2}
 
 
+def report_order(root: str) -> list[str]:
+    """The report tasks a plain run selects one by one, in spec order, ahead of its default groups (config.py).
+
+    doit dispatches a selected task's dependencies before it takes the next selected task, and a task that becomes
+    ready joins the back of its queue. Selected as the `report` group, every spec's report waits behind all 30,000
+    trials of a first run, and what each finished cell leaves for its report (its early view entry) piles up until
+    the end; selected one by one, a spec's report runs once its own cells and the next spec's are dispatched, so a
+    run holds two or three specs' worth at a time, whatever its size. Empty where the run names tasks, is not a run,
+    or is one job of a CI matrix (no report)."""
+    argv = COMMAND or sys.argv[1:]
+    if not scope.runs(argv) or scope.targets(argv):
+        return []
+    return [f"report:{plan.spec.name}" for plan in _touched(root)]  # none in a shard
+
+
 _FILE_DEPS: dict[tuple[str, int, bool], list[str]] = {}
 
 
