@@ -16,6 +16,8 @@ from tests.balance import pytest_collection_modifyitems  # noqa: F401  (the work
 from tests.bytecode import compile_package
 from tests.cputime import register as register_cpu_per_file
 from tests.fakeapi.fixtures import fake_api  # noqa: F401
+from tests.interpreter import remove as remove_links
+from tests.interpreter import shortcut_shims
 
 REPO = Path(__file__).resolve().parent.parent
 _real_connect = socket.socket.connect
@@ -104,6 +106,14 @@ def pytest_configure(config: pytest.Config) -> None:
     register_cpu_per_file(config)  # CPU seconds per test file, when SKILLMAKE_TEST_CPU names a folder
     if not hasattr(config, "workerinput"):  # once, in the process that starts the workers
         compile_package()  # the children the tests start read it (tests/bytecode.py says why)
+        config.stash[_LINKS] = shortcut_shims()  # `python3` without a version manager's shim (tests/interpreter.py)
+
+
+_LINKS = pytest.StashKey[Path | None]()
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    remove_links(config.stash.get(_LINKS, None))
 
 
 @pytest.fixture

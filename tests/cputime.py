@@ -4,7 +4,8 @@ Off unless SKILLMAKE_TEST_CPU names a folder: then every test process (each xdis
 `-n 0`) writes there, at its end, one JSON file mapping each test file it ran to the CPU seconds its tests took —
 user + system of the process itself and of every child it waited for (a child's own children count when the child
 waited for them), setup and teardown included. `python -m tests.cputime FOLDER [N]` prints the N heaviest files
-and the total. On a loaded machine these numbers move far less than wall time, so two runs compare.
+and the total. On a loaded machine these numbers move far less than wall time, so two runs compare. With
+SKILLMAKE_TEST_CPU_EACH=1 as well, each test counts apart (its node id instead of its file): where a file's time goes.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from pathlib import Path
 import pytest
 
 ENV = "SKILLMAKE_TEST_CPU"
+EACH = "SKILLMAKE_TEST_CPU_EACH"
 
 
 def cpu_seconds() -> float:
@@ -30,8 +32,9 @@ def cpu_seconds() -> float:
 class CpuPerFile:
     """A pytest plugin: adds up `cpu_seconds` around each test's run protocol, by test file."""
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, *, each: bool = False) -> None:
         self.folder = folder
+        self.each = each  # by test (node id), not by file
         self.seconds: dict[str, float] = defaultdict(float)
         self.tests: dict[str, int] = defaultdict(int)
         self.start = cpu_seconds()
@@ -40,7 +43,7 @@ class CpuPerFile:
     def pytest_runtest_protocol(self, item: pytest.Item) -> Generator[None]:
         before = cpu_seconds()
         yield
-        path = item.nodeid.split("::", 1)[0]
+        path = item.nodeid if self.each else item.nodeid.split("::", 1)[0]
         self.seconds[path] += cpu_seconds() - before
         self.tests[path] += 1
 
@@ -56,7 +59,8 @@ def register(config: pytest.Config) -> None:
     """Turn the plugin on when SKILLMAKE_TEST_CPU is set."""
     folder = os.environ.get(ENV)
     if folder:
-        config.pluginmanager.register(CpuPerFile(Path(folder)), "skillmake-cpu-per-file")
+        each = os.environ.get(EACH, "") not in ("", "0")
+        config.pluginmanager.register(CpuPerFile(Path(folder), each=each), "skillmake-cpu-per-file")
 
 
 def summary(folder: Path, top: int) -> list[str]:
