@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import urllib.error
-import urllib.request
+import functools
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -14,25 +13,31 @@ from skillmake.spec.model import Check
 _MAX_URLS = 20  # a runaway output must not turn one check into hundreds of requests
 
 
-class _HeadRedirects(urllib.request.HTTPRedirectHandler):
-    """Follow redirects with HEAD again (urllib's default handler switches to GET)."""
+@functools.cache
+def _opener() -> Any:
+    """urllib's opener, following redirects with HEAD again (its default handler switches to GET). Built on first
+    use: urllib.request brings ssl and http.client, ~10 MiB of a run that checks no URL (bench/memory.py)."""
+    import urllib.request
 
-    def redirect_request(self, req: urllib.request.Request, fp: Any, code: int, msg: str, headers: Any,
-                         newurl: str) -> urllib.request.Request | None:
-        new = super().redirect_request(req, fp, code, msg, headers, newurl)
-        if new is not None:
-            new.method = "HEAD"
-        return new
+    class HeadRedirects(urllib.request.HTTPRedirectHandler):
+        def redirect_request(self, req: urllib.request.Request, fp: Any, code: int, msg: str, headers: Any,
+                             newurl: str) -> urllib.request.Request | None:
+            new = super().redirect_request(req, fp, code, msg, headers, newurl)
+            if new is not None:
+                new.method = "HEAD"
+            return new
 
-
-_OPENER = urllib.request.build_opener(_HeadRedirects)
+    return urllib.request.build_opener(HeadRedirects)
 
 
 def head_status(url: str, *, timeout: float) -> tuple[int | None, str]:
     """The final HTTP status of a HEAD request, or None and why it failed."""
+    import urllib.error
+    import urllib.request
+
     request = urllib.request.Request(url, method="HEAD", headers={"User-Agent": "skillmake-check/1"})
     try:
-        with _OPENER.open(request, timeout=timeout) as response:
+        with _opener().open(request, timeout=timeout) as response:
             return int(response.status), f"{response.status}"
     except urllib.error.HTTPError as exc:
         return exc.code, f"{exc.code}"

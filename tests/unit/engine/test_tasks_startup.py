@@ -5,15 +5,17 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 HEAVY = ("jsonschema", "referencing", "anthropic", "openai", "httpx", "yaml")
 
 
-def imported(*args: str) -> set[str]:
+def imported(*args: str, cwd: Path | None = None) -> set[str]:
     """The modules a fresh interpreter imports running `args` (from `-X importtime`, which lists each once)."""
-    run = subprocess.run([sys.executable, "-X", "importtime", *args], capture_output=True, text=True, timeout=120)
+    run = subprocess.run([sys.executable, "-X", "importtime", *args], capture_output=True, text=True, timeout=120,
+                         cwd=cwd)
     assert run.returncode == 0, run.stderr[-2000:]
     names = set()
     for line in run.stderr.splitlines():
@@ -56,3 +58,16 @@ def test_the_judges_names_still_load_on_use() -> None:
     assert judges.JudgeOutcome.__module__ == "skillmake.run.judges.base"
     with pytest.raises(AttributeError, match="no attribute 'nothing'"):
         judges.nothing  # noqa: B018
+
+
+def test_a_plain_run_of_a_command_agent_imports_no_ssl(tmp_path: Path) -> None:
+    """urllib.request (for the urls_reachable check) brings ssl and http.client: ~10 MiB of RSS in a run that checks
+    no URL (bench/memory.py). It loads where a URL is checked."""
+    (tmp_path / "skills" / "a").mkdir(parents=True)
+    (tmp_path / "skills" / "a" / "SKILL.md").write_text("---\nname: a\ndescription: answers\n---\nGo.\n")
+    (tmp_path / "a.eval.yaml").write_text("skill: skills/a\nagent: {kind: command, command: [sh, -c, 'echo done']}\n"
+                                          "trials: 1\ncases:\n  - {id: one, prompt: go, checks: [{type: contains, "
+                                          "needle: done}]}\n")
+    names = imported("-m", "skillmake", "-q", cwd=tmp_path)
+    assert (tmp_path / ".skillmake" / "reports" / "a" / "report.json").exists()
+    assert not names & {"ssl", "http.client", "urllib.request"}, sorted(names & {"ssl", "http.client", "urllib.request"})
