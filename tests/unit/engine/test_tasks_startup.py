@@ -70,4 +70,5 @@ def test_a_plain_run_of_a_command_agent_imports_no_ssl(tmp_path: Path) -> None:
                                           "needle: done}]}\n")
     names = imported("-m", "skillmake", "-q", cwd=tmp_path)
     assert (tmp_path / ".skillmake" / "reports" / "a" / "report.json").exists()
-    assert not names & {"ssl", "http.client", "urllib.request"}, sorted(names & {"ssl", "http.client", "urllib.request"})
+    network = names & {"ssl", "http.client", "urllib.request"}
+    assert not network, sorted(network)
