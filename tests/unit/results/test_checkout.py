@@ -13,7 +13,7 @@ import pytest
 from skillmake.engine import actions
 from skillmake.engine import report as report_module
 from skillmake.engine.plan import plan_spec
-from skillmake.results import checkout
+from skillmake.results import cellview, checkout
 from skillmake.run.project import Project
 from tests.unit.engine.test_plan import make
 
@@ -115,10 +115,10 @@ def test_the_stat_a_checkout_notes_from_its_writes_is_what_a_listing_of_the_fold
     assert sorted(noted) == [f"{c}/with_skill/trial-{k}" for c in "ab" for k in range(4)]
     for rel, entry in noted.items():
         folder = f"{project.runs_dir}/p/{rel}"
-        assert entry["stat"] == checkout._stat(folder)
+        assert entry["stat"] == cellview.folder_stat(folder)
         assert {"workspace/sub/", "workspace/sub/deep/", "workspace/sub/deep/f", "workspace/sub/link",
                 "workspace/top", ".view.json", "."} <= set(entry["stat"])
-        assert orjson.loads(Path(folder, ".view.json").read_bytes())["files"] == checkout._files(folder)
+        assert orjson.loads(Path(folder, ".view.json").read_bytes())["files"] == cellview.stamped_files(folder)
         assert os.access(f"{folder}/workspace/top", os.X_OK) and os.path.islink(f"{folder}/workspace/sub/link")
 
 
@@ -147,11 +147,11 @@ def test_a_cell_whose_workspace_tree_is_lost_notes_its_note_file_too(
     assert rec.trial is not None
     cell = dataclasses.replace(rec.cell, k=99)  # a folder of its own: the module's other cells stay as they are
     lost = checkout.labelled(cell, dict(rec.trial, workspace="sha256:" + "0" * 64), rec.grade, rec.grade_key)
-    entry, rewritten = checkout._write_view(project, lost, None)
+    entry, rewritten = cellview.write_view(project, lost, None)
     folder = f"{project.runs_dir}/p/a/with_skill/trial-99"
-    assert rewritten and entry["stat"] == checkout._stat(folder) and "workspace.txt" in entry["stat"]
+    assert rewritten and entry["stat"] == cellview.folder_stat(folder) and "workspace.txt" in entry["stat"]
     assert "missing or corrupt" in Path(folder, "workspace.txt").read_text()
-    assert orjson.loads(Path(folder, ".view.json").read_bytes())["files"] == checkout._files(folder)
+    assert orjson.loads(Path(folder, ".view.json").read_bytes())["files"] == cellview.stamped_files(folder)
 
 
 def test_the_checkout_prunes_what_is_no_cell_and_never_follows_a_link(

@@ -1,0 +1,292 @@
+"""One cell's view folder: whether it shows the cell's records untouched, and writing it anew (checkout.py decides
+which cells, and when).
+
+A folder is written under a name of its own and renamed into place, so a reader sees the old folder or the whole new
+one. What each write leaves (its size and mtime) is the folder's stat, noted in <spec>.views.json and, for the files,
+in the folder's own stamp (.view.json), which also names the records' digest and keys it shows."""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from skillmake.core import fstree
+from skillmake.core.canonical import digest_json
+from skillmake.core.paths import cut_links
+from skillmake.core.redact import environment_secrets
+from skillmake.run.project import Project
+from skillmake.run.workspace import kept_tree, materialize
+from skillmake.spec.model import Arm, Case, Spec
+
+STAMP = ".view.json"  # in each cell folder: the records' digest and keys it shows (and that skillmake made it)
+_LINKS = threading.Lock()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Cell:
+    """One cell (spec, case, arm, k) and the trial key it maps to now."""
+
+    spec: Spec
+    case: Case
+    arm: Arm
+    k: int
+    key: str
+
+    @property
+    def name(self) -> str:
+        return f"{self.spec.name}/{self.case.id}/{self.arm.name}/{self.k}"
+
+    @property
+    def labels(self) -> dict[str, Any]:
+        return {"spec": self.spec.name, "skill": self.spec.skill.name, "case": self.case.id,
+                "arm": self.arm.name, "k": self.k}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CellRecords:
+    """What a cell shows: its trial record and the grade of it, relabelled for the cell (None: none yet).
+
+    `result` says whether they are results (cached, reused by later runs) or the last failed attempt.
+    """
+
+    cell: Cell
+    trial: dict[str, Any] | None
+    grade: dict[str, Any] | None
+    grade_key: str | None  # set when the grade is a cached result
+
+    @property
+    def stamp(self) -> str:
+        return digest_json({"trial": self.trial, "grade": self.grade})
+
+
+def cell_rel(case_id: str, arm: str, k: int) -> str:
+    """A cell folder's path below runs/<spec>/ (workspace.trial_dir's layout)."""
+    return f"{case_id}/{arm}/trial-{k}"
+
+
+def shown_keys(folder: Path) -> tuple[str | None, str | None]:
+    """The trial and grade keys the cell folder was last checked out from ((None, None) when unknown)."""
+    keys = (read_stamp(folder) or {}).get("keys")
+    if isinstance(keys, list) and len(keys) == 2 and all(k is None or isinstance(k, str) for k in keys):
+        return keys[0], keys[1]
+    return None, None
+
+
+def read_stamp(folder: str | Path) -> dict[str, Any] | None:
+    """The folder's own stamp (None: none, or unreadable)."""
+    try:
+        shown = orjson.loads(Path(folder, STAMP).read_bytes())
+    except (OSError, orjson.JSONDecodeError):
+        return None
+    return shown if isinstance(shown, dict) else None
+
+
+def folder_stat(folder: str, below: str = "") -> dict[str, list[int]]:
+    """Everything in a checked-out folder: "." and each folder below as [mtime_ns] (an entry added, removed or
+    renamed in it changes it), each file or link as [size, mtime_ns] (an edit in place changes it). `below`: the
+    folder is that sub-folder of the cell's (its entries named with that prefix; "." left out)."""
+    try:
+        out: dict[str, list[int]] = {} if below else {".": [os.lstat(folder).st_mtime_ns]}
+        pending = [(below, folder)]
+        while pending:
+            rel, path = pending.pop()
+            for entry in list(os.scandir(path)):
+                name = rel + entry.name
+                st = entry.stat(follow_symlinks=False)
+                if entry.is_dir(follow_symlinks=False):
+                    out[name + "/"] = [st.st_mtime_ns]
+                    pending.append((name + "/", entry.path))
+                else:
+                    out[name] = [st.st_size, st.st_mtime_ns]
+    except OSError:  # gone or unreadable: checked out again next time
+        return {}
+    return out
+
+
+def stamped_files(folder: str) -> dict[str, list[int]] | None:
+    """What the folder's own stamp notes: every file or link below it as [size, mtime_ns], each folder as [] (the
+    stamp cannot note the mtimes its own writing changes). None when the folder cannot be read."""
+    out: dict[str, list[int]] = {}
+    pending = [("", str(folder))]
+    try:
+        while pending:
+            rel, path = pending.pop()
+            for entry in list(os.scandir(path)):
+                name = rel + entry.name
+                if name == STAMP:
+                    continue
+                if entry.is_dir(follow_symlinks=False):
+                    out[name + "/"] = []
+                    pending.append((name + "/", entry.path))
+                else:
+                    st = entry.stat(follow_symlinks=False)
+                    out[name] = [st.st_size, st.st_mtime_ns]
+    except OSError:
+        return None
+    return out
+
+
+def unchanged(folder: str, stat: Any) -> bool:
+    """Whether every entry of `stat` (from folder_stat) is as it was: one lstat each, nothing read."""
+    if not isinstance(stat, dict) or "." not in stat:
+        return False
+    for rel, was in stat.items():
+        try:
+            st = os.lstat(folder if rel == "." else f"{folder}/{rel}")
+        except OSError:
+            return False
+        now = [st.st_mtime_ns] if rel == "." or rel.endswith("/") else [st.st_size, st.st_mtime_ns]
+        if now != was:
+            return False
+    return True
+
+
+def write_view(project: Project, rec: CellRecords, shown: Any, *, secrets: tuple[str, ...] | None = None
+               ) -> tuple[dict[str, Any], bool]:
+    """Check the cell's folder out unless `shown` (its entry in <spec>.views.json) says it shows these records
+    untouched (current); returns its entry now and whether it was rewritten."""
+    folder, stamp, entry = current(project, rec, shown)
+    if entry is not None:
+        return entry, False
+    return write(project, rec, folder, stamp, secrets=environment_secrets() if secrets is None else secrets), True
+
+
+def current(project: Project, rec: CellRecords, shown: Any, *, safe: set[str] | None = None
+            ) -> tuple[str, str, dict[str, Any] | None]:
+    """The cell's folder, its records' stamp, and its entry for <spec>.views.json when it shows the cell's records
+    untouched (None: it must be written): as `shown` (its entry there) says, else as the folder's own stamp says.
+    Links on its path are cut first. `safe`: the arm folders this checkout found free of links (only the cell's own
+    folder is looked at then)."""
+    c = rec.cell
+    folder = f"{project.runs_dir}/{c.spec.name}/{cell_rel(c.case.id, c.arm.name, c.k)}"  # workspace.trial_dir's
+    with _LINKS:  # cells share their case and arm folders: one thread at a time removes a link there
+        _cut_links(project.runs_dir, folder, safe)  # a linked runs/<spec> (or below) is never written through
+    stamp = rec.stamp
+    if isinstance(shown, dict):
+        if shown.get("stamp") == stamp and unchanged(folder, shown.get("stat")):
+            return folder, stamp, shown
+    else:  # <spec>.views.json is lost: the folder's own stamp says whether it is intact (one listing, no rewrite)
+        kept = read_stamp(folder)
+        files = kept.get("files") if kept is not None and kept.get("stamp") == stamp else None
+        if files is not None and files == stamped_files(folder):
+            return folder, stamp, {"stamp": stamp, "keys": [c.key, rec.grade_key], "stat": folder_stat(folder)}
+    return folder, stamp, None
+
+
+def write(project: Project, rec: CellRecords, folder: str, stamp: str, *, secrets: tuple[str, ...]
+          ) -> dict[str, Any]:
+    """Write the cell's folder anew (`stamp`: rec.stamp); returns its entry for <spec>.views.json. `secrets`:
+    environment_secrets(), asked once."""
+    c = rec.cell
+    keys = [c.key, rec.grade_key]
+    # Filled under a name of its own, then renamed into place: a reader sees the old folder or the whole new one,
+    # so the files in it are written as new files (no temp file and rename of their own). What each write leaves
+    # (its size and mtime, from the write itself) is the folder's stat: no listing of what was just written.
+    parent, name = os.path.split(folder)
+    fresh = f"{parent}/.{name}.new-{os.getpid()}"
+    try:
+        os.mkdir(fresh)
+    except FileExistsError:  # left by a run that died here
+        fstree.remove_tree(fresh)
+        os.mkdir(fresh)
+    except FileNotFoundError:  # the cell's arm folder is new
+        os.makedirs(fresh)
+    written = _fill(project, rec, fresh, secrets=secrets)
+    listed = {rel: [] if rel.endswith("/") else was for rel, was in written.items()}
+    written[STAMP] = _new_file(f"{fresh}/{STAMP}", orjson.dumps({"stamp": stamp, "cell": c.name, "keys": keys,
+                                                                  "files": listed}))
+    try:
+        os.rename(fresh, folder)  # a new cell (the first run's every cell): nothing to move aside
+    except OSError as exc:
+        if exc.errno not in (errno.ENOTEMPTY, errno.EEXIST, errno.ENOTDIR):
+            raise
+        old = f"{parent}/.{name}.old-{os.getpid()}"
+        fstree.remove_tree(old)  # left by a run that died here
+        os.replace(folder, old)
+        os.replace(fresh, folder)
+        fstree.remove_tree(old)
+    written["."] = [os.lstat(folder).st_mtime_ns]  # its last entry (the stamp) made, then renamed: taken after
+    return {"stamp": stamp, "keys": keys, "stat": written}
+
+
+def _cut_links(base: Path, folder: str, safe: set[str] | None) -> None:
+    """cut_links(base, folder), looking only at `folder` itself when its parent is in `safe` (then added)."""
+    parent = os.path.dirname(folder)
+    if safe is None or parent not in safe:
+        cut_links(base, folder)
+        if safe is not None:
+            safe.add(parent)
+        return
+    try:
+        link = stat.S_ISLNK(os.lstat(folder).st_mode)
+    except OSError:
+        return
+    if link:
+        os.unlink(folder)
+
+
+def _fill(project: Project, rec: CellRecords, folder: str, *, secrets: tuple[str, ...]) -> dict[str, list[int]]:
+    """Write the cell's files into `folder`, a new folder of its own (write_view); returns their stat as folder_stat
+    notes it (each file's [size, mtime_ns], each folder's [mtime_ns]), taken from the writes themselves."""
+    from skillmake.results import grading_json, timing_json
+    from skillmake.results.files import GRADING, TIMING, json_bytes
+
+    store = project.store
+    trial, grade = rec.trial, rec.grade
+    written: dict[str, list[int]] = {}
+    if trial is None:
+        return written
+    written["trial.json"] = _dump(f"{folder}/trial.json", trial)
+    output = store.get(trial["outputs"]["output"])
+    if output is not None:
+        written["output.txt"] = _new_file(f"{folder}/output.txt", output)
+    written["timing.json"] = _new_file(f"{folder}/timing.json", json_bytes(
+        timing_json(trial), schema=TIMING, what=f"timing {folder}", secrets=secrets))
+    if grade is not None:
+        written["grade.json"] = _dump(f"{folder}/grade.json", grade)
+        names = {n for n in rec.cell.case.expectation_names if n}
+        written["grading.json"] = _new_file(f"{folder}/grading.json", json_bytes(
+            grading_json(grade, trial, names=names), schema=GRADING, what=f"grading {folder}/grading.json",
+            secrets=secrets))
+    digest = kept_tree(trial)
+    tree = store.get_json(digest) if digest else None
+    workspace = f"{folder}/workspace"
+    if isinstance(tree, dict):
+        if tree:
+            materialize(tree, Path(workspace), store.get)
+            written.update(folder_stat(workspace, "workspace/"))
+        else:  # an empty workspace (most command agents'): its folder is all there is
+            os.mkdir(workspace)
+    else:
+        os.mkdir(workspace)
+        note = trial.get("workspace_note") or "this trial's workspace was not kept"
+        if digest:  # kept, but its tree is lost or corrupt now (quarantined): the next run draws the trial again
+            note = (f"this trial's workspace tree {digest[:19]}… is missing or corrupt in the store; the next run "
+                    "runs the trial again")
+        written["workspace.txt"] = _new_file(f"{folder}/workspace.txt", (note + "\n").encode())
+    written["workspace/"] = [os.lstat(workspace).st_mtime_ns]  # after all that was written in it
+    return written
+
+
+def _dump(path: str, record: dict[str, Any]) -> list[int]:
+    return _new_file(path, orjson.dumps(record, option=orjson.OPT_INDENT_2))
+
+
+def _new_file(path: str, data: bytes) -> list[int]:
+    """A file that does not exist yet, in a folder no one else reads yet: written as it is (0666 less the umask,
+    as open() makes it). Returns its [size, mtime_ns] as the write left them."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+        return [len(data), os.fstat(fd).st_mtime_ns]
+    finally:
+        os.close(fd)
