@@ -61,6 +61,12 @@ class Store:
         self._actions = str(self.actions)
         self.quarantine_dir = self.root / "quarantine"
         self._locks = str(self.root / "locks")
+        # Digests this process put here (written, or found stored): a trial puts the same key parts and often the
+        # same outputs as the last, and each put was a stat; put_action's check that a record's objects were put
+        # first (a guard against a bug in skillmake) asks here before it stats. One found lost or corrupt (get,
+        # get_action) is dropped from here; one lost unseen meanwhile makes a record naming it a miss when read
+        # (get_action verifies, and drops it), never a wrong result.
+        self._put: set[str] = set()
         # A shared remote store (remote.py): asked on a local miss of an action key, sent each record written.
         self.remote: Remote | None = None
 
@@ -83,10 +89,14 @@ class Store:
     def put_known(self, digest: str, data: bytes) -> None:
         """put() of `data` whose digest the caller has (a key part: hashed once when the key was made, not per
         trial). A wrong digest makes a corrupt object, which get() finds and quarantines like any other."""
+        if digest in self._put:  # this store has it: put (or found) by this process already
+            return
         path = self._object_file(digest)
         if not os.path.exists(path):
             atomic.write_bytes(path, data, mode=0o444)
-        _put_here(digest)
+        if len(self._put) >= _PUT_MAX:
+            self._put.clear()
+        self._put.add(digest)
 
     def put_json(self, value: Any) -> str:
         return self.put(canonical_json(value))
@@ -96,8 +106,10 @@ class Store:
         try:
             data = atomic.read_bytes(self._object_file(digest))
         except OSError:
+            self._put.discard(digest)  # lost: the next put of its content writes it again
             return None
         if digest_bytes(data) != digest:
+            self._put.discard(digest)  # put again (whole) by the next put of its content
             self._quarantine(self.object_path(digest))
             return None
         return data
@@ -134,7 +146,7 @@ class Store:
         the record and its objects go up too (`push`: False for a record that came from there)."""
         record = redact.redact_data(record, redact.environment_secrets())
         validate_record(schema, record, what=f"{record.get('kind', 'record')} {record.get('key')}")
-        missing = [d for d in named_objects(record) if d not in _PUT and not self.has(d)]
+        missing = [d for d in named_objects(record) if d not in self._put and not self.has(d)]
         if missing:
             raise RecordError(f"record names objects that are not stored: {missing[:3]}",
                               hint="objects must be written before the action entry (a bug in skillmake)")
@@ -173,6 +185,7 @@ class Store:
             self._quarantine(Path(path))
             return None
         if verify and not all(self.has(d) for d in named_objects(record)):
+            self._put.difference_update(named_objects(record))  # a lost one is written again by its next put
             self._quarantine(Path(path))
             return None
         return dict(record)
@@ -317,16 +330,7 @@ class Store:
 
 
 _running: dict[str, tuple[int, str]] = {}  # running/ folder → (fd, path) of this process's mark
-# Digests this process put (written, or found stored) lately: put_action's check that a record's objects were put
-# before it (a guard against a bug in skillmake) asks here before it stats. Bounded: emptied past _PUT_MAX.
-_PUT: set[str] = set()
-_PUT_MAX = 100_000
-
-
-def _put_here(digest: str) -> None:
-    if len(_PUT) >= _PUT_MAX:
-        _PUT.clear()
-    _PUT.add(digest)
+_PUT_MAX = 100_000  # Store._put's bound: emptied when it grows past it
 
 # schema → sha256 of record files this process wrote or read and found valid: the same bytes read again are not
 # validated again (a trial's record is read back by its grade, its view and the report; validation was a fifth

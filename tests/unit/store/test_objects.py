@@ -257,3 +257,26 @@ def test_a_records_objects_this_process_put_are_not_looked_up_again_and_others_a
     with pytest.raises(RecordError, match="not stored"):
         store.put_action(record, schema=TRIAL_SCHEMA)
     assert asked == ["sha256:" + "d" * 64]
+
+
+def test_an_object_put_again_is_not_looked_up_and_one_quarantined_meanwhile_is_written_again(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    store = Store(tmp_path)
+    digest = store.put(b"same output\n")
+    looked: list[str] = []
+    real_exists = os.path.exists
+    monkeypatch.setattr(os.path, "exists", lambda p: looked.append(str(p)) or real_exists(p))
+    assert store.put(b"same output\n") == digest and looked == []  # the next trial's identical output: no stat
+    path = store.object_path(digest)
+    path.chmod(0o644)
+    path.write_bytes(b"damaged")
+    assert store.get(digest) is None  # quarantined
+    store.put(b"same output\n")
+    assert store.get(digest) == b"same output\n"  # written again, not taken for present
+
+
+def test_an_object_put_in_another_store_does_not_count_as_stored_here(tmp_path: Path) -> None:
+    one, other = Store(tmp_path / "one"), Store(tmp_path / "other")
+    record = trial_record(one)
+    with pytest.raises(RecordError, match="not stored"):
+        other.put_action(record, schema=TRIAL_SCHEMA)
