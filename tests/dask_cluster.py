@@ -85,7 +85,7 @@ def dask_cluster(workers: int = 2, *, nthreads: int = 4, env: dict[str, str] | N
                                           cwd=home, env=base, stdout=log, stderr=log, start_new_session=True))
         from distributed import Client
 
-        with Client(f"tcp://127.0.0.1:{port}", timeout=60, set_as_default=False) as client:
+        with Client(f"tcp://127.0.0.1:{port}", timeout=120, set_as_default=False) as client:  # a loaded machine
             client.wait_for_workers(workers, timeout=120)
         yield DaskCluster(url=f"dask://127.0.0.1:{port}", scheduler_pid=procs[0].pid,
                           worker_pids=[p.pid for p in procs[1:]], home=home, procs=procs)
