@@ -15,6 +15,7 @@ import hashlib
 import os
 import shutil
 import stat
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -115,29 +116,45 @@ def _untouched_mode(path: str, digest: str | None) -> int | None:
     return None
 
 
-def stage_skill(skill: Skill, manifest_data: bytes, dest: Path) -> Skill:
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Held:
+    """What a spare trial folder's skill/ holds once emptied (workspace.release): the staged files it kept and its
+    folders, as '/'-separated paths relative to skill/."""
+
+    files: frozenset[str]
+    folders: frozenset[str]
+
+
+def stage_skill(skill: Skill, manifest_data: bytes, dest: Path, *, held: Held | None = None) -> Skill:
     """The skill as its key names it: the files of the key's manifest (and only those: not the evals, results
-    and caches beside it, see paths.not_skill), copied under `dest` and verified. Returns the staged skill."""
+    and caches beside it, see paths.not_skill), copied under `dest` and verified. Returns the staged skill.
+
+    `held`: what `dest` holds (a spare's, as its release left it), when known. When it is exactly what the skill
+    stages, nothing is listed or pruned (a trial listed the skill's folders twice: when its folder was emptied
+    and when the next trial staged); each file is still checked as kept (untouched) and verified."""
     manifest: dict[str, Any] = orjson.loads(manifest_data)
     files: dict[str, str] = manifest.get("files") or {}
     base = os.fspath(dest)
-    if manifest.get("kind") == "folder":
+    kind = manifest.get("kind")
+    rels = [f"{skill.name}/{rel}" for rel in files] if kind == "folder" else [os.path.basename(skill.path)]
+    folders = {skill.name} if kind == "folder" else set()
+    for rel in rels:
+        parent = rel.rpartition("/")[0]
+        while parent and parent not in folders:
+            folders.add(parent)
+            parent = parent.rpartition("/")[0]
+    if held is None or held.files != set(rels) or held.folders != folders:
+        present = _prune(base, files={os.path.join(base, *rel.split("/")) for rel in rels},
+                         folders={os.path.join(base, *rel.split("/")) for rel in folders})
+        if kind == "folder" and os.path.join(base, skill.name) not in present:
+            fstree.make_folders(os.path.join(base, skill.name))
+    if kind == "folder":
         target = os.path.join(base, skill.name)
-        wanted = {os.path.join(target, *rel.split("/")): (rel, digest) for rel, digest in files.items()}
-        folders = {target}
-        for path in wanted:
-            parent = os.path.dirname(path)
-            while parent not in folders:
-                folders.add(parent)
-                parent = os.path.dirname(parent)
-        if target not in _prune(base, files=set(wanted), folders=folders):
-            fstree.make_folders(target)
-        for path, (rel, digest) in wanted.items():
-            copy_verified(os.path.join(skill.path, *rel.split("/")), path, digest, what=f"skill {skill.name!r}: {rel}",
-                          keep=True)
+        for rel, digest in files.items():
+            copy_verified(os.path.join(skill.path, *rel.split("/")), os.path.join(target, *rel.split("/")), digest,
+                          what=f"skill {skill.name!r}: {rel}", keep=True)
         return Skill(name=skill.name, path=target, kind="folder")
     target = os.path.join(base, os.path.basename(skill.path))
-    _prune(base, files={target}, folders=set())
     for name, digest in files.items():  # one file: the command (or prompt) file itself
         copy_verified(skill.path, target, digest, what=f"skill {skill.name!r}: {name}", keep=True)
     return Skill(name=skill.name, path=target, kind=skill.kind)

@@ -120,10 +120,10 @@ def _run(project: Project, spec: Spec, case: Case, arm: Arm, k: int, tkey: Trial
     refused: SkillmakeError | None = None
     try:
         try:  # the snapshot the key names, never the live files (staging.py)
-            prepare(tdir, case, digests=run_fragment(tkey.run.data).get("input_files") or {},
-                    skill=tkey.skill is not None)
+            held = prepare(tdir, case, digests=run_fragment(tkey.run.data).get("input_files") or {},
+                           skill=tkey.skill is not None)
             if tkey.skill is not None:
-                staged = stage_skill(spec.skill, tkey.skill.data, tdir.root / "skill")
+                staged = stage_skill(spec.skill, tkey.skill.data, tdir.root / "skill", held=held)
                 spec = dataclasses.replace(spec, skill=staged)
         except SkillmakeError as exc:
             refused = exc

@@ -18,7 +18,7 @@ import orjson
 
 from skillmake.core import fstree
 from skillmake.core.pid import pid
-from skillmake.run.staging import stage_inputs, untouched
+from skillmake.run.staging import Held, stage_inputs, untouched
 from skillmake.spec.model import Case, Spec
 
 # Variables passed from the user's environment to every agent; everything else is dropped.
@@ -80,20 +80,24 @@ def scratch_dir(work_root: str | Path, key: str, run_id: str) -> TrialDir:
     return TrialDir(root=Path(f"{os.fspath(work_root)}/{key[7:23]}-{run_id}"))
 
 
-def prepare(tdir: TrialDir, case: Case, *, digests: dict[str, str] | None = None, skill: bool = False) -> None:
+def prepare(tdir: TrialDir, case: Case, *, digests: dict[str, str] | None = None,
+            skill: bool = False) -> Held | None:
     """Give the trial folder an empty workspace/ and home/ (a spare folder an earlier trial of this process left,
     see `release`), then stage a fresh copy of every input file (clauditor: shutil.copy2), each verified against
     `digests` (dest → digest, the key's) when given (staging.Changed when one differs). With `skill`, the trial
-    stages a skill next (staging.stage_skill, which prunes what a spare's skill/ holds beyond it); without, no
-    skill/ is left where the agent could look."""
+    stages a skill next (staging.stage_skill, which prunes what a spare's skill/ holds beyond it: returned here
+    when it is known, see Held); without, no skill/ is left where the agent could look."""
     fstree.remove_tree(tdir.root)
-    if not _SPARES.take(tdir.root):
+    taken, held = _SPARES.take(tdir.root)
+    if not taken:
         tdir.workspace.mkdir(parents=True)
         tdir.home.mkdir()
         _SPARES.learn_mode(tdir.workspace)
     if not skill:
         fstree.remove_tree(tdir.root / "skill")
+        held = None
     stage_inputs(case, tdir.workspace, digests)
+    return held
 
 
 def release(tdir: TrialDir) -> None:
@@ -114,7 +118,7 @@ class _Spares:
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
-        self.free: dict[str, list[str]] = {}
+        self.free: dict[str, list[tuple[str, Held | None]]] = {}  # work root → (spare, what its skill/ holds)
         self.count = 0
         self.mode: int | None = None  # a new folder's mode (umask applied): what a kept one is given back
         self.pid = pid()
@@ -123,26 +127,28 @@ class _Spares:
         if self.mode is None:
             self.mode = stat.S_IMODE(os.lstat(folder).st_mode)
 
-    def take(self, root: Path) -> bool:
+    def take(self, root: Path) -> tuple[bool, Held | None]:
+        """Whether a spare became `root`, and what its skill/ holds (None: no skill/, or not known)."""
         with self.lock:
             if self.pid != pid():  # a forked doit worker: the parent's spares are the parent's
                 self.free, self.pid = {}, pid()
             spares = self.free.get(os.path.dirname(root))
-            spare = spares.pop() if spares else None
+            spare, held = spares.pop() if spares else (None, None)
         if spare is None:
-            return False
+            return False, None
         try:
             os.rename(spare, root)
         except OSError:
             fstree.remove_tree(spare)
-            return False
-        return True
+            return False, None
+        return True, held
 
     def give(self, root: Path) -> bool:
         if self.mode is None or self.pid != pid():
             return False
         try:
-            if not _emptied(root, self.mode):
+            emptied, held = _emptied(root, self.mode)
+            if not emptied:
                 return False
             with self.lock:
                 self.count += 1
@@ -152,7 +158,7 @@ class _Spares:
             return False
         with self.lock:
             first = not self.free
-            self.free.setdefault(os.path.dirname(root), []).append(spare)
+            self.free.setdefault(os.path.dirname(root), []).append((spare, held))
         if first:
             atexit.register(self.clear, self.pid)
         return True
@@ -163,7 +169,7 @@ class _Spares:
         if owner != pid():
             return
         with self.lock:
-            spares = [spare for group in self.free.values() for spare in group]
+            spares = [spare for group in self.free.values() for spare, _ in group]
             self.free = {}
         for spare in spares:
             fstree.remove_tree(spare)
@@ -178,39 +184,53 @@ def clear_spares() -> None:
 _KEPT = {"workspace": False, "home": False, "skill": True}  # a trial folder's entries: whether sub-folders stay
 
 
-def _emptied(root: Path, mode: int) -> bool:
-    """Empty a finished trial's folder for reuse; False (and maybe half done) when it holds something a trial
-    folder does not (a link, a file at its top, a name it does not make)."""
+def _emptied(root: Path, mode: int) -> tuple[bool, Held | None]:
+    """Empty a finished trial's folder for reuse: (False, None) (and maybe half done) when it holds something a
+    trial folder does not (a link, a file at its top, a name it does not make); else (True, what its skill/ holds
+    now, None when it has none)."""
     with os.scandir(root) as listing:
         entries = list(listing)
     names = {e.name for e in entries}
     if not {"workspace", "home"} <= names or not names <= set(_KEPT):
-        return False
+        return False, None
+    held = None
     for entry in entries:
         st = entry.stat(follow_symlinks=False)  # one lstat: its type and its mode
         if not stat.S_ISDIR(st.st_mode):
-            return False
+            return False, None
         if stat.S_IMODE(st.st_mode) != mode:
             os.chmod(entry.path, mode)
         if _KEPT[entry.name]:
-            _strip(entry.path, mode)
+            held = _strip(entry.path, mode)
         else:
             for name in os.listdir(entry.path):
                 fstree.remove_tree(os.path.join(entry.path, name))
     _restore(str(root), mode)
-    return True
+    return True, held
 
 
-def _strip(folder: str, mode: int) -> None:
+def _strip(folder: str, mode: int) -> Held:
     """Remove every file and link under `folder`, keeping its sub-folders (given `mode` back) and the staged skill
-    files that are still exactly as staged (staging.untouched: the next trial of the skill keeps them)."""
-    with os.scandir(folder) as entries:
-        for entry in list(entries):
+    files that are still exactly as staged (staging.untouched: the next trial of the skill keeps them); returns
+    what is left. One listing per folder, without recursion (a skill may be ~1,300 deep)."""
+    files: list[str] = []
+    folders: list[str] = []
+    stack = [""]
+    while stack:
+        rel = stack.pop()
+        with os.scandir(os.path.join(folder, rel) if rel else folder) as listing:
+            entries = list(listing)
+        for entry in entries:
+            sub = f"{rel}/{entry.name}" if rel else entry.name
             if entry.is_dir(follow_symlinks=False):
-                _restore(entry.path, mode)
-                _strip(entry.path, mode)
-            elif not untouched(entry.path):
+                _restore(entry.path, mode)  # before it is listed: an agent may have made it unreadable
+                folders.append(sub)
+                stack.append(sub)
+            elif untouched(entry.path):
+                files.append(sub)
+            else:
                 os.unlink(entry.path)
+    return Held(files=frozenset(files), folders=frozenset(folders))
 
 
 def _restore(folder: str, mode: int) -> None:

@@ -336,3 +336,40 @@ def test_a_marker_above_a_linked_work_root_is_seen_where_the_link_leads(tmp_path
     (tmp_path / "clean" / "root").symlink_to(tmp_path / "elsewhere" / "root")
     problem = hermetic.problem(tmp_path / "clean" / "root" / "trial" / "workspace")
     assert problem is not None and str(tmp_path / "elsewhere" / "CLAUDE.md") in problem.render()
+
+
+def test_a_spare_holding_exactly_the_skill_is_staged_without_listing_and_another_is_pruned(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from skillmake.run.workspace import _strip
+
+    skill, manifest, dest = _stage_twice_setup(tmp_path)
+    staged = Path(stage_skill(skill, manifest, dest).path)
+    held = _strip(str(dest), 0o755)
+    assert (held.files, held.folders) == ({"s/SKILL.md", "s/scripts/run.sh"}, {"s", "s/scripts"})
+    listed: list[str] = []
+    real_scandir = os.scandir
+    monkeypatch.setattr(os, "scandir", lambda p=".": (listed.append(os.fspath(p)), real_scandir(p))[1])
+    inode = (staged / "SKILL.md").stat().st_ino
+    assert Path(stage_skill(skill, manifest, dest, held=held).path) == staged
+    assert listed == [] and (staged / "SKILL.md").stat().st_ino == inode  # kept, checked, not listed
+    (staged / "SKILL.md").write_text("changed after the release\n")  # what `held` says no longer holds
+    assert (Path(stage_skill(skill, manifest, dest, held=held).path) / "SKILL.md").read_text() == "body\n"
+    other = canonical_json({"kind": "folder", "files": {"SKILL.md": _digest(b"body\n")}})
+    staged = Path(stage_skill(skill, other, dest, held=held).path)  # held names more than this skill stages
+    assert sorted(str(p.relative_to(dest)) for p in dest.rglob("*")) == ["s", "s/SKILL.md"]
+
+
+def test_a_spare_with_a_skill_deeper_than_the_recursion_limit_is_emptied(tmp_path: Path) -> None:
+    import sys
+
+    from skillmake.run.workspace import _strip
+
+    deep = tmp_path / "skill"
+    path = str(deep)
+    os.mkdir(path)
+    for _ in range(sys.getrecursionlimit() + 100):
+        path += "/d"
+        os.mkdir(path)
+    Path(path, "x.txt").write_text("not staged\n")
+    held = _strip(str(deep), 0o755)
+    assert not Path(path, "x.txt").exists() and held.files == frozenset() and len(held.folders) > 1000
