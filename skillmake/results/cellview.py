@@ -281,12 +281,14 @@ def _dump(path: str, record: dict[str, Any]) -> list[int]:
 
 def _new_file(path: str, data: bytes) -> list[int]:
     """A file that does not exist yet, in a folder no one else reads yet: written as it is (0666 less the umask,
-    as open() makes it). Returns its [size, mtime_ns] as the write left them."""
+    as open() makes it). Returns its [size, mtime_ns] once closed (a network file system may set the mtime only when
+    the data reaches the server, at the latest on close)."""
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
     try:
         view = memoryview(data)
         while view:
             view = view[os.write(fd, view):]
-        return [len(data), os.fstat(fd).st_mtime_ns]
     finally:
         os.close(fd)
+    st = os.lstat(path)
+    return [st.st_size, st.st_mtime_ns]
