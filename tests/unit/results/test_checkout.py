@@ -174,3 +174,26 @@ def test_the_checkout_prunes_what_is_no_cell_and_never_follows_a_link(
     assert sorted(p.name for p in spec_dir.iterdir()) == ["a", "b", "gone-link"]
     assert [sorted(p.name for p in (spec_dir / c / "with_skill").iterdir()) for c in "ab"] == [
         [f"trial-{k}" for k in range(4)], [*(f"trial-{k}" for k in range(4)), "trial-8"]]
+
+
+def test_a_folder_left_half_written_by_a_run_that_died_is_not_shown(
+        written: tuple[Project, list[Any], dict[str, Any]]) -> None:
+    """A run killed while filling a cell's new folder leaves it under its temporary name (never the cell's): the next
+    checkout of the cell by a process of the same pid starts it afresh, and an existing view is replaced whole."""
+    import dataclasses
+
+    project, _, _ = written
+    rec = report_module.cells_of(project, plan_spec(project, project.specs[0]))[1]
+    cell = dataclasses.replace(rec.cell, k=98)
+    rec = checkout.labelled(cell, dict(rec.trial or {}), rec.grade, rec.grade_key)
+    arm = project.runs_dir / "p" / cell.case.id / cell.arm.name
+    left = arm / f".trial-98.new-{os.getpid()}"
+    left.mkdir(parents=True)
+    (left / "half-written.json").write_text("{")
+    entry, rewritten = cellview.write_view(project, rec, None)
+    assert rewritten and not left.exists() and not (arm / "trial-98" / "half-written.json").exists()
+    (arm / "trial-98" / "by-hand.txt").write_text("x")  # an existing folder is moved aside, then replaced
+    entry, rewritten = cellview.write_view(project, rec, {"stamp": "other"})
+    assert rewritten and not (arm / "trial-98" / "by-hand.txt").exists()
+    assert entry["stat"] == cellview.folder_stat(str(arm / "trial-98"))
+    assert [p.name for p in arm.iterdir() if p.name.startswith(".")] == []
