@@ -197,3 +197,20 @@ def test_a_folder_left_half_written_by_a_run_that_died_is_not_shown(
     assert rewritten and not (arm / "trial-98" / "by-hand.txt").exists()
     assert entry["stat"] == cellview.folder_stat(str(arm / "trial-98"))
     assert [p.name for p in arm.iterdir() if p.name.startswith(".")] == []
+
+
+def test_a_view_checked_out_by_another_process_is_found_intact_by_its_own_stamp(
+        written: tuple[Project, list[Any], dict[str, Any]]) -> None:
+    """`-P process`: the cells' early checkouts ran in worker processes, so the report's process holds no note of
+    them, and views.json may be lost too: each folder's own stamp (its files' stat, from the writes) says it is
+    intact, and the report writes none again."""
+    project, items, _ = written
+    (project.state_dir / "index" / "p.views.json").unlink()
+    checkout._EARLY.clear()
+    views = [project.runs_dir / "p" / i.case.id / i.arm.name / f"trial-{i.k}" for i in items]
+    inodes = [(v / "trial.json").stat().st_ino for v in views]
+    assert checkout.checkout(project, report_module.cells_of(project, plan_spec(project, project.specs[0]))) == 0
+    assert [(v / "trial.json").stat().st_ino for v in views] == inodes
+    noted = orjson.loads((project.state_dir / "index" / "p.views.json").read_bytes())["cells"]
+    assert all(noted[f"{i.case.id}/{i.arm.name}/trial-{i.k}"]["stat"] == cellview.folder_stat(str(v))
+               for i, v in zip(items, views, strict=True))
