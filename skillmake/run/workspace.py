@@ -39,10 +39,13 @@ KEEP_MAX_BYTES = 64 << 20
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TrialDir:
     """A trial folder: where it executes (<key>-<run>/ under hermetic.work_root, outside the project, with
-    workspace/, home/ and the staged skill/), or a cell's view (runs/<spec>/<case>/<arm>/trial-<k>/, with
-    workspace/ and the result files, checked out by checkout.py)."""
+    workspace/, home/ and the staged skill/; named by the trial that made it, and used again by later trials of
+    the process once emptied: `spare`), or a cell's view (runs/<spec>/<case>/<arm>/trial-<k>/, with workspace/ and
+    the result files, checked out by checkout.py)."""
 
     root: Path
+    spare: bool = field(default=False, repr=False, compare=False)  # an emptied folder of an earlier trial
+    held: Held | None = field(default=None, repr=False, compare=False)  # what its skill/ holds (a spare's)
     # root / "workspace" and root / "home", made once (a trial asks for them a dozen times)
     workspace: Path = field(init=False, repr=False, compare=False)
     home: Path = field(init=False, repr=False, compare=False)
@@ -75,9 +78,16 @@ def trial_dir(runs_root: str | Path, spec: Spec, case: Case, arm: str, k: int) -
 
 
 def scratch_dir(work_root: str | Path, key: str, run_id: str) -> TrialDir:
-    """Where one execution runs: named by trial key *and* run, so no process of an earlier run can still
-    be writing into it (design.md: a trial owns its workspace)."""
-    return TrialDir(root=Path(f"{os.fspath(work_root)}/{key[7:23]}-{run_id}"))
+    """Where one execution runs: a folder an earlier trial of this process left emptied (release), whose processes
+    have all ended; else a new one named by trial key *and* run, so no process of an earlier run can still be
+    writing into it (design.md: a trial owns its workspace). A folder is used again where it is, not renamed: the
+    folders above it then stay as they were, and the next trial's look for agent files above its workspace
+    (hermetic.problem) finds them unchanged instead of listing them again."""
+    base = os.fspath(work_root)
+    spare = _SPARES.take(base)
+    if spare is not None:
+        return TrialDir(root=Path(spare[0]), spare=True, held=spare[1])
+    return TrialDir(root=Path(f"{base}/{key[7:23]}-{run_id}"))
 
 
 def prepare(tdir: TrialDir, case: Case, *, digests: dict[str, str] | None = None,
@@ -87,9 +97,9 @@ def prepare(tdir: TrialDir, case: Case, *, digests: dict[str, str] | None = None
     `digests` (dest → digest, the key's) when given (staging.Changed when one differs). With `skill`, the trial
     stages a skill next (staging.stage_skill, which prunes what a spare's skill/ holds beyond it: returned here
     when it is known, see Held); without, no skill/ is left where the agent could look."""
-    fstree.remove_tree(tdir.root)
-    taken, held = _SPARES.take(tdir.root)
-    if not taken:
+    held = tdir.held
+    if not tdir.spare:
+        fstree.remove_tree(tdir.root)
         tdir.workspace.mkdir(parents=True)
         tdir.home.mkdir()
         _SPARES.learn_mode(tdir.workspace)
@@ -104,8 +114,9 @@ def release(tdir: TrialDir) -> None:
     """The trial is over (every process of it ended): its folder is emptied and kept as a spare for this process's
     next trial, or removed when it holds anything else than a trial leaves (or cannot be emptied).
 
-    Removing a folder costs ~5 ms on a disk mounted with `discard` (as here), creating one ~0.4 ms, renaming one
-    0.1 ms: a trial's four removals were its largest cost. Only folders are kept (workspace/, home/, and the
+    Removing a folder costs ~5 ms on a disk mounted with `discard` (as here), creating one ~0.4 ms: a trial's four
+    removals were its largest cost. The folder stays where it is (scratch_dir hands it out again). Only folders are
+    kept (workspace/, home/, and the
     staged skill's folders, which the next trial of the same skill fills again); every file goes, and so does
     every folder of workspace/ and home/, so the next trial finds them as empty as new ones."""
     if _SPARES.give(tdir.root):
@@ -119,7 +130,7 @@ class _Spares:
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.free: dict[str, list[tuple[str, Held | None]]] = {}  # work root → (spare, what its skill/ holds)
-        self.count = 0
+        self.at_exit = False  # whether clear is registered to run at this process's exit
         self.mode: int | None = None  # a new folder's mode (umask applied): what a kept one is given back
         self.pid = pid()
 
@@ -127,38 +138,28 @@ class _Spares:
         if self.mode is None:
             self.mode = stat.S_IMODE(os.lstat(folder).st_mode)
 
-    def take(self, root: Path) -> tuple[bool, Held | None]:
-        """Whether a spare became `root`, and what its skill/ holds (None: no skill/, or not known)."""
+    def take(self, work_root: str) -> tuple[str, Held | None] | None:
+        """A spare folder of `work_root`, and what its skill/ holds (None: no skill/, or not known); None when there
+        is none."""
         with self.lock:
             if self.pid != pid():  # a forked doit worker: the parent's spares are the parent's
-                self.free, self.pid = {}, pid()
-            spares = self.free.get(os.path.dirname(root))
-            spare, held = spares.pop() if spares else (None, None)
-        if spare is None:
-            return False, None
-        try:
-            os.rename(spare, root)
-        except OSError:
-            fstree.remove_tree(spare)
-            return False, None
-        return True, held
+                self.free, self.at_exit, self.pid = {}, False, pid()
+            spares = self.free.get(work_root)
+            return spares.pop() if spares else None
 
     def give(self, root: Path) -> bool:
         if self.mode is None or self.pid != pid():
             return False
         try:
             emptied, held = _emptied(root, self.mode)
-            if not emptied:
-                return False
-            with self.lock:
-                self.count += 1
-                spare = f"{os.path.dirname(root)}/.spare-{self.pid}-{self.count}"
-            os.rename(root, spare)
         except OSError:
             return False
+        if not emptied:
+            return False
+        spare = os.fspath(root)
         with self.lock:
-            first = not self.free
-            self.free.setdefault(os.path.dirname(root), []).append((spare, held))
+            first, self.at_exit = not self.at_exit, True
+            self.free.setdefault(os.path.dirname(spare), []).append((spare, held))
         if first:
             atexit.register(self.clear, self.pid)
         return True

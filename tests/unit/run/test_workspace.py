@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -49,3 +50,31 @@ def test_capture_and_output_text(tmp_path: Path) -> None:
     assert output_text(Case(id="c", index=0), "stdout", {}) == "stdout"
     missing = Case(id="c", index=0, output_file="nope.txt")
     assert output_text(missing, "stdout", capture(tmp_path, missing).files) == ""
+
+
+def test_a_process_runs_its_next_trial_in_the_folder_it_emptied_where_it_is(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from skillmake.run import hermetic
+    from skillmake.run.workspace import prepare, release, scratch_dir
+    from skillmake.spec.model import Case
+
+    monkeypatch.setattr(hermetic, "_RACY", -1.0)  # remember a folder however recently it changed
+    monkeypatch.setattr(hermetic, "_MARKERS_SEEN", {})
+    root = tmp_path / "work"
+    root.mkdir()
+    case = Case(id="c", index=0, prompt="p")
+    first = scratch_dir(root, "sha256:" + "a" * 64, "run1")
+    prepare(first, case)
+    (first.workspace / "left.txt").write_text("by the trial\n")
+    assert hermetic.problem(first.workspace) is None
+    release(first)
+    second = scratch_dir(root, "sha256:" + "b" * 64, "run1")
+    assert second.root == first.root and second.spare  # not renamed: the folders above are as they were
+    prepare(second, case)
+    assert sorted(os.listdir(second.root)) == ["home", "workspace"] and os.listdir(second.workspace) == []
+    listed: list[str] = []
+    real = os.listdir
+    monkeypatch.setattr(os, "listdir", lambda p=".": (listed.append(os.fspath(p)), real(p))[1])
+    assert hermetic.problem(second.workspace) is None
+    assert listed == []  # nothing above the workspace changed since the last trial looked
+    release(second)
