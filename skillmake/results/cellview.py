@@ -17,7 +17,7 @@ from typing import Any
 
 import orjson
 
-from skillmake.core import fstree
+from skillmake.core import atomic, fstree
 from skillmake.core.canonical import digest_json
 from skillmake.core.paths import cut_links
 from skillmake.core.redact import environment_secrets
@@ -26,6 +26,7 @@ from skillmake.run.workspace import kept_tree, materialize
 from skillmake.spec.model import Arm, Case, Spec
 
 STAMP = ".view.json"  # in each cell folder: the records' digest and keys it shows (and that skillmake made it)
+_EMPTY_TREE = digest_json({})  # the kept tree of an empty workspace (most command agents'): what it holds is known
 _LINKS = threading.Lock()
 
 
@@ -82,7 +83,7 @@ def shown_keys(folder: Path) -> tuple[str | None, str | None]:
 def read_stamp(folder: str | Path) -> dict[str, Any] | None:
     """The folder's own stamp (None: none, or unreadable)."""
     try:
-        shown = orjson.loads(Path(folder, STAMP).read_bytes())
+        shown = orjson.loads(atomic.read_bytes(f"{folder}/{STAMP}"))
     except (OSError, orjson.JSONDecodeError):
         return None
     return shown if isinstance(shown, dict) else None
@@ -256,7 +257,7 @@ def _fill(project: Project, rec: CellRecords, folder: str, *, secrets: tuple[str
             grading_json(grade, trial, names=names), schema=GRADING, what=f"grading {folder}/grading.json",
             secrets=secrets))
     digest = kept_tree(trial)
-    tree = store.get_json(digest) if digest else None
+    tree = {} if digest == _EMPTY_TREE else store.get_json(digest) if digest else None
     workspace = f"{folder}/workspace"
     if isinstance(tree, dict):
         if tree:
