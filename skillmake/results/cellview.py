@@ -221,7 +221,7 @@ def _cut_links(base: Path, folder: str, safe: set[str] | None) -> None:
     """cut_links(base, folder), looking only at `folder` itself when its parent is in `safe` (then added)."""
     parent = os.path.dirname(folder)
     if safe is None or parent not in safe:
-        cut_links(base, folder)
+        _cut_cell_links(os.fspath(base), folder)
         if safe is not None:
             safe.add(parent)
         return
@@ -231,6 +231,26 @@ def _cut_links(base: Path, folder: str, safe: set[str] | None) -> None:
         return
     if link:
         os.unlink(folder)
+
+
+def _cut_cell_links(base: str, folder: str) -> None:
+    """cut_links(base, folder) for a cell's folder, `base` followed by plain names (spec, case, arm, trial-k): a link
+    among them is removed, the link only. It spares cut_links' normalising of any path, a sixth of an early
+    checkout's time; any other path goes to cut_links."""
+    parts = folder[len(base) + 1:].split("/") if folder.startswith(base + "/") else []
+    if not parts or any(p in ("", ".", "..") for p in parts):
+        cut_links(base, folder)
+        return
+    current = base
+    for part in parts:
+        current = f"{current}/{part}"
+        try:
+            mode = os.lstat(current).st_mode
+        except OSError:
+            return  # nothing further exists: what gets made there is real
+        if stat.S_ISLNK(mode):
+            os.unlink(current)
+            return  # nothing below it exists any more
 
 
 def _fill(project: Project, rec: CellRecords, folder: str, *, secrets: tuple[str, ...]) -> dict[str, list[int]]:

@@ -214,3 +214,38 @@ def test_a_view_checked_out_by_another_process_is_found_intact_by_its_own_stamp(
     noted = orjson.loads((project.state_dir / "index" / "p.views.json").read_bytes())["cells"]
     assert all(noted[f"{i.case.id}/{i.arm.name}/trial-{i.k}"]["stat"] == cellview.folder_stat(str(v))
                for i, v in zip(items, views, strict=True))
+
+
+@pytest.mark.parametrize("level", [1, 2, 3, 4])
+def test_an_early_checkout_never_writes_through_a_link_on_its_cells_path(
+        written: tuple[Project, list[Any], dict[str, Any]], tmp_path: Path, level: int) -> None:
+    """runs/p, its case folder, its arm folder or the cell folder itself made a link out of the project: the link
+    (only) is removed and the view is written where it belongs."""
+    import dataclasses
+    import shutil
+
+    project, _, _ = written
+    rec = report_module.cells_of(project, plan_spec(project, project.specs[0]))[0]
+    cell = dataclasses.replace(rec.cell, case=dataclasses.replace(rec.cell.case, id=f"linked{level}"))
+    rec = checkout.labelled(cell, dict(rec.trial or {}), rec.grade, rec.grade_key)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    parts = ["p", cell.case.id, cell.arm.name, "trial-0"]
+    path = project.runs_dir.joinpath(*parts[:level])
+    moved = project.runs_dir.parent / "moved-aside"
+    if level == 1:  # runs/p itself: set the spec's real folder aside for the test's length
+        shutil.move(path, moved)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    os.symlink(outside, path)
+    try:
+        checkout.check_out_early(project, rec)
+        assert list(outside.iterdir()) == []
+        view = project.runs_dir.joinpath(*parts)
+        assert not path.is_symlink() and (view / "trial.json").is_file()
+        assert not any(p.is_symlink() for p in [view, *view.parents][:4])
+    finally:
+        shutil.rmtree(project.runs_dir / "p" / cell.case.id, ignore_errors=True)
+        checkout._EARLY.clear()
+        if level == 1:
+            shutil.rmtree(path)
+            shutil.move(moved, path)
