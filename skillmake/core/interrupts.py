@@ -149,6 +149,12 @@ def new_wakeup_fd() -> None:
             pass
 
 
+def wakeup_fd() -> int:
+    """The read end of the wakeup pipe, or -1: a thread that polls it need call `pending` only when it is readable
+    (or the run is `interrupted`), not once per wait."""
+    return int(_state["wakeup"])
+
+
 def pending() -> bool:
     """Whether a stop signal has come, as the wakeup pipe says: for a thread that waits on a process, which the
     handler (on the main thread, maybe busy in C) has not reached yet. Marks the run interrupted when so."""

@@ -201,6 +201,12 @@ class Talk:
         if self.stdin_fd >= 0:
             os.set_blocking(self.stdin_fd, False)
             self.poll.register(self.stdin_fd, select.POLLOUT)
+        # The wakeup pipe (interrupts.py): readable when a signal came, so its reading (`pending`) is done only then
+        # rather than once per wake-up (four reads a trial); -1 when there is none, or it went bad: then every time.
+        self.wakeup = interrupts.wakeup_fd()
+        self.signalled = False
+        if self.wakeup >= 0:
+            self.poll.register(self.wakeup, select.POLLIN)
         self.open = {out, err}
 
     def run(self) -> None:
@@ -217,17 +223,39 @@ class Talk:
                 self.give_up = now + STOP_GRACE_S
             limit = self.give_up if self.give_up is not None else self.deadline
             events = self.poll.poll(max(0.0, min(WAIT_SLICE_S, limit - now)) * 1000)
-            for fd, _ in events:
+            for fd, what in events:
                 if fd == sock:
                     self._answer()
+                elif fd == self.wakeup:
+                    self._signalled(what)
                 elif fd == self.stdin_fd:
                     self._write()
                 else:
                     self._read(fd)
-            if interrupts.pending() and not (self.status or self.dead):
+            if self._pending() and not (self.status or self.dead):
                 self._stop(now)  # again each slice: a stop signal can cross the end of the previous command
             if not events:
                 _resume_if_stopped(self.sup.pid)
+
+    def _signalled(self, what: int) -> None:
+        self.signalled = True
+        if what & (select.POLLNVAL | select.POLLERR | select.POLLHUP):  # not a pipe to wait on any more
+            self._forget_wakeup()
+
+    def _pending(self) -> bool:
+        """interrupts.pending, asked only when a signal came (or every time, without the wakeup pipe)."""
+        if interrupts.interrupted():
+            self._forget_wakeup()  # for good: a pipe nobody drains any more would wake this loop at once, always
+            return True
+        if self.wakeup >= 0 and not self.signalled:
+            return False
+        self.signalled = False
+        return interrupts.pending()
+
+    def _forget_wakeup(self) -> None:
+        if self.wakeup >= 0:
+            self.poll.unregister(self.wakeup)
+            self.wakeup = -1
 
     def _stop(self, now: float) -> None:
         self.sup.stop()

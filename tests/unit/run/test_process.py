@@ -242,6 +242,34 @@ def test_a_signal_another_thread_received_stops_the_trial_at_once(tmp_path: Path
     assert settle(str(tmp_path)) == []
 
 
+QUIET = textwrap.dedent("""\
+    import os, sys
+    from skillmake.core import interrupts
+    from skillmake.run import process
+    process.install_interrupt_handlers()
+    reads = [0]
+    real = os.read
+    def counting(fd, n):
+        reads[0] += fd == interrupts.wakeup_fd()
+        return real(fd, n)
+    os.read = counting
+    for _ in range(10):
+        done = process.run(["sh", "-c", "cat; echo err >&2"], cwd=".", env=dict(os.environ), timeout=60, stdin=b"x")
+        assert done.stdout == b"x" and done.stderr == b"err\\n", done
+    print(reads[0])
+""")
+
+
+def test_a_command_with_no_signal_meanwhile_reads_the_wakeup_pipe_once(tmp_path: Path, env: dict[str, str]) -> None:
+    """Waiting on a command polls the wakeup pipe and reads it only when a signal came: it read it at every wake-up
+    (four times a trial)."""
+    script = tmp_path / "quiet.py"
+    script.write_text(QUIET)
+    out = subprocess.run([sys.executable, str(script)], cwd=Path(__file__).parents[3], env=env, capture_output=True,
+                         text=True, timeout=60)
+    assert out.returncode == 0 and out.stdout.strip() == "10", out  # at each run's start, not at each wake-up
+
+
 def test_a_sweep_ends_other_sessions_below_this_process_and_spares_live_supervisors(tmp_path: Path) -> None:
     # A thread-mode run sweeps while other trials run: their supervisors (registered, own session) and what runs
     # below them must be spared, and so must the run's own children in its session (doit workers, git).
