@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.fakeapi import FakeAPI, Reply
-from tests.functional.project import AGENT, Project, Run
+from tests.functional.project import AGENT, Project, Run, copy_of, template
 
 MESSAGES = "/v1/messages"
 PER_TRIAL = 0.30
@@ -103,15 +103,28 @@ def test_no_trial_starts_that_would_cross_the_cap(project: Project, api: FakeAPI
     assert spent(again) == pytest.approx(0.9)
 
 
+def cheap_history(factory: pytest.TempPathFactory) -> Path:
+    """The project after a first run whose 6 trials cost $0.03 each, built once per test process (each run of an
+    API-agent trial imports the SDK, seconds of CPU)."""
+    def build(root: Path) -> Project:
+        built = Project.empty(root, {"skills/s/SKILL.md": "---\nname: s\ndescription: says hi\n---\nSay hi.\n",
+                                     "s.eval.yaml": SPEC})
+        with FakeAPI() as fake:
+            fake.default = Reply.text("hi", usage=tokens(0.03))
+            first, calls = run(built, fake)
+        assert (first.code, calls) == (0, 6), first.out + first.err
+        return built
+    return template(factory, "spending-cap-cheap-history", build)
+
+
 @pytest.mark.parametrize("mode", [[], ["-P", "process"]], ids=["threads", "processes"])
-def test_parallel_trials_count_what_the_running_ones_will_spend(project: Project, api: FakeAPI,
+def test_parallel_trials_count_what_the_running_ones_will_spend(tmp_path: Path, tmp_path_factory:
+                                                                pytest.TempPathFactory, api: FakeAPI,
                                                                 mode: list[str]) -> None:
     # History says $0.03 a trial; today each costs $0.30. Three start at once (-j 3) on the history; once one has
     # cost $0.30, the running ones count at that too, so no fourth starts: $0.90 spent of a $1 cap, whatever order
     # the threads (or doit's worker processes: one ledger file, under flock) finish in.
-    api.default = Reply.text("hi", usage=tokens(0.03))
-    first, calls = run(project, api)
-    assert (first.code, calls) == (0, 6), first.out + first.err
+    project = copy_of(cheap_history(tmp_path_factory), tmp_path / "p")
     api.default = Reply.text("hi", usage=tokens(PER_TRIAL))
     done, calls = run(project, api, "--resample", "--max-cost", "1", "-j", "3", *mode)
     assert (done.code, calls) == (6, 3), done.out + done.err
