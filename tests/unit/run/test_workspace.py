@@ -19,6 +19,8 @@ def test_clean_env_keeps_only_the_allow_list(tmp_path: Path, monkeypatch: pytest
     assert "ANTHROPIC_API_KEY" not in env and "MY_TOKEN" not in env
     assert env["LC_ALL"] == "C.UTF-8"
     assert env["HOME"] == str(tmp_path / "home")
+    assert (env["XDG_CONFIG_HOME"], env["XDG_CACHE_HOME"], env["XDG_DATA_HOME"]) == (
+        str(tmp_path / "home" / ".config"), str(tmp_path / "home" / ".cache"), str(tmp_path / "home" / ".local/share"))
     assert env["PATH"].startswith("/spec/bin:")
 
 
