@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import inspect
 from typing import Any
 
 from doit.exceptions import TaskFailed
@@ -39,7 +40,15 @@ def _between_tasks(action: Any) -> Any:
         process.raise_if_interrupted()
         return result
 
+    signed(wrapped, action)
     return wrapped
+
+
+def signed(function: Any, like: Any = None) -> Any:
+    """`function`, its signature worked out once: doit asks every python action's signature (inspect.signature, and
+    through functools.wraps' chain) each time a task runs it, ~0.1 ms a task."""
+    function.__signature__ = inspect.signature(like or function)
+    return function
 
 
 def run_trial(project: Project, item: Item, *, resample: bool = False) -> dict[str, Any] | TaskFailed:

@@ -50,6 +50,9 @@ def run_cell(project: Project, item: Item, *, resample: bool = False) -> dict[st
     return {"trial": trial, "grade": grade}
 
 
+actions.signed(run_cell)
+
+
 def merged(task: Any) -> bool:
     """Whether a doit task is a merged cell (run_cell)."""
     meta = getattr(task, "meta", None)

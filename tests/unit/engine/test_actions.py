@@ -34,3 +34,15 @@ def test_a_quiet_run_prints_no_task_line_and_works_out_no_reason(monkeypatch: py
 
     assert actions._why(reasons) is None
     assert asked == []
+
+
+def test_the_task_actions_carry_their_signature_so_doit_does_not_work_it_out_per_task() -> None:
+    import inspect
+
+    from skillmake.engine import cell
+
+    for action in (cell.run_cell, actions.run_grade, actions.trial_step, actions.run_trigger):
+        sig = inspect.signature(action)
+        assert sig is action.__signature__  # doit's _prepare_kwargs asks it once a task: now a lookup
+        assert "project" in sig.parameters and "item" in sig.parameters  # the action's own, not the wrapper's
+    assert "resample" in inspect.signature(actions.run_grade).parameters
