@@ -1,8 +1,10 @@
 """Memory benchmark: peak RSS of a first run (command agent `echo done`, `-j 4`) at two suite sizes, and what each
 trial adds (the slope between them), beside bare doit running the same command as one task per trial with
-`-n 4 -P thread`, and optionally an older checkout of skillmake (`--before DIR`), in one run.
+`-n 4 -P thread`, and optionally an older checkout of skillmake (`--against DIR`: a git worktree, run through
+PYTHONPATH as bench/first_run.py does), in one run.
 
-    python bench/memory.py [--sizes 400,1600] [--before DIR]
+    python bench/memory.py [--sizes 400,1600] [--against DIR]
+    git worktree add /tmp/before <commit> && python bench/memory.py --sizes 6000,30000 --against /tmp/before
 """
 
 from __future__ import annotations
@@ -50,28 +52,32 @@ def first_run(tree: Path | None, trials: int, base: Path) -> int:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="400,1600", help="two trial counts (multiples of 200)")
-    parser.add_argument("--before", help="a checkout of the skillmake to compare against")
+    parser.add_argument("--against", "--before", dest="against", metavar="DIR",
+                        help="also measure skillmake from this checkout (a git worktree)")
     args = parser.parse_args()
     small, large = (int(s) for s in args.sizes.split(","))
     base = Path(tempfile.mkdtemp(prefix="skillmake-bench-memory-"))
     (base / "tmp").mkdir()
     sides: list[tuple[str, Path | None]] = [("bare doit", None), ("skillmake", REPO)]
-    if args.before:
-        sides.append(("skillmake (before)", Path(args.before).resolve()))
+    if args.against:
+        sides.append((f"skillmake ({args.against})", Path(args.against).resolve()))
     try:
-        peaks = {label: (first_run(tree, small, base), first_run(tree, large, base)) for label, tree in sides}
+        peaks: dict[str, list[int]] = {label: [] for label, _ in sides}
+        for size in (small, large):  # the sides interleaved, size by size: the machine's load falls on all alike
+            for label, tree in sides:
+                peaks[label].append(first_run(tree, size, base))
     finally:
         shutil.rmtree(base, ignore_errors=True)
-    bare_large = peaks["bare doit"][1]
-    bare_slope = (peaks["bare doit"][1] - peaks["bare doit"][0]) / (large - small)
+    bare_small, bare_large = peaks["bare doit"]
+    bare_slope = (bare_large - bare_small) / (large - small)
     rows = []
     for label, (low, high) in peaks.items():
         slope = (high - low) / (large - small)
-        rows.append([label, f"{low / 1024:.0f}", f"{high / 1024:.0f}", f"{high / bare_large:.2f}",
-                     f"{slope:.1f}", f"{slope - bare_slope:+.1f}"])
+        rows.append([label, f"{low / 1024:.0f}", f"{low / bare_small:.2f}", f"{high / 1024:.0f}",
+                     f"{high / bare_large:.2f}", f"{slope:.1f}", f"{slope - bare_slope:+.1f}"])
     print(f"first run, -j 4, peak RSS at {small:,} and {large:,} trials (skillmake: each with its grade)\n")
-    print(table(["command", f"MiB at {small:,}", f"MiB at {large:,}", "× bare doit", "KiB per trial",
-                 "KiB per trial beyond bare doit"], rows))
+    print(table(["command", f"MiB at {small:,}", "× bare doit", f"MiB at {large:,}", "× bare doit",
+                 "KiB per trial", "KiB per trial beyond bare doit"], rows))
     return 0
 
 
