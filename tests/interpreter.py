@@ -1,11 +1,13 @@
-"""The `python3` the tests' agents and check scripts start: the interpreter itself, not a version manager's shim.
+"""The `python3` the tests' agents start: the interpreter itself in an empty venv, not a version manager's shim.
 
 The tests' command agents run `[python3, agent.py]`, found on PATH (the trial's clean environment keeps PATH). Where
-`python3` is a pyenv shim (a bash script that asks pyenv which version to run, then execs it), each start costs
-~0.1 CPU-s of bash and pyenv before Python starts (~0.015 s): thousands of trials per suite. Once, before any test
-(and before xdist starts its workers, which inherit the environment), a folder holding `python3` as a link to the
-interpreter the shim would run is put first on PATH. Where `python3` is already an interpreter (CI's
-setup-python), nothing changes.
+`python3` is a pyenv shim (a bash script that asks pyenv which version to run, then execs it), each start cost
+~0.1 CPU-s of bash and pyenv before Python started, and then the interpreter's own site-packages (.pth files that
+import modules at every start: ~0.03 CPU-s more on this machine), thousands of times per suite; Python itself
+starts in ~0.01 s. Once, before any test (and before xdist starts its workers, which inherit the environment), an
+empty venv of the interpreter the shim runs (`venv --without-pip`: that interpreter with its standard library and
+no site-packages) is made and its bin/ put first on PATH. The agents the tests write import only the standard
+library. Where `python3` is already an interpreter (CI's setup-python), nothing changes.
 """
 
 from __future__ import annotations
@@ -15,8 +17,6 @@ import shutil
 import subprocess
 import tempfile
 from pathlib import Path
-
-NAMES = ("python3",)
 
 
 def is_script(path: str) -> bool:
@@ -29,7 +29,8 @@ def is_script(path: str) -> bool:
 
 
 def shortcut_shims() -> Path | None:
-    """If `python3` on PATH is a script, a new folder with a link to what it runs, put first on PATH; else None."""
+    """If `python3` on PATH is a script, an empty venv of the interpreter it runs, its bin/ put first on PATH (the
+    venv's folder is returned); else None."""
     found = shutil.which("python3")
     if found is None or not is_script(found):
         return None
@@ -38,10 +39,13 @@ def shortcut_shims() -> Path | None:
     target = done.stdout.strip()
     if done.returncode != 0 or not target or is_script(target):
         return None  # not a shim we understand: leave PATH as it is
-    folder = Path(tempfile.mkdtemp(prefix="skillmake-tests-bin-"))
-    for name in NAMES:
-        (folder / name).symlink_to(target)
-    os.environ["PATH"] = os.pathsep.join([str(folder), os.environ.get("PATH", "")])
+    folder = Path(tempfile.mkdtemp(prefix="skillmake-tests-python-"))
+    made = subprocess.run([target, "-m", "venv", "--without-pip", str(folder)], capture_output=True, text=True,
+                          timeout=120, check=False)
+    if made.returncode != 0 or not (folder / "bin" / "python3").exists():
+        remove(folder)
+        return None
+    os.environ["PATH"] = os.pathsep.join([str(folder / "bin"), os.environ.get("PATH", "")])
     return folder
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -18,7 +19,8 @@ def test_python3_on_the_tests_path_is_no_shim() -> None:
     assert found is not None and not is_script(found), found
 
 
-def test_a_shim_is_linked_past_and_an_interpreter_left_alone(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_shim_is_replaced_by_an_empty_venv_of_what_it_runs_and_an_interpreter_left_alone(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     real = os.path.realpath(sys.executable)
     shims = tmp_path / "shims"
     shims.mkdir()
@@ -27,10 +29,14 @@ def test_a_shim_is_linked_past_and_an_interpreter_left_alone(tmp_path: Path, mon
     monkeypatch.setenv("PATH", f"{shims}{os.pathsep}/usr/bin{os.pathsep}/bin")
     folder = shortcut_shims()
     try:
-        assert folder is not None and os.environ["PATH"] == f"{folder}{os.pathsep}{shims}{os.pathsep}/usr/bin" \
-            f"{os.pathsep}/bin"
-        assert shutil.which("python3") == str(folder / "python3")
-        assert os.path.realpath(folder / "python3") == real
+        assert folder is not None
+        assert os.environ["PATH"] == os.pathsep.join([str(folder / "bin"), str(shims), "/usr/bin", "/bin"])
+        assert shutil.which("python3") == str(folder / "bin" / "python3")
+        seen = subprocess.run(["python3", "-c", "import os, sys, sysconfig; print(os.path.realpath(sys.executable)); "
+                               "print(sys.prefix); print(sysconfig.get_paths()['purelib'])"],
+                              capture_output=True, text=True, check=True).stdout.splitlines()
+        assert seen[:2] == [real, str(folder)]  # the shim's interpreter, in the venv: none of its site-packages
+        assert not Path(seen[2]).exists() or not any(Path(seen[2]).iterdir())
     finally:
         remove(folder)
     assert folder is not None and not folder.exists()
