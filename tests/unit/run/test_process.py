@@ -222,10 +222,11 @@ WAKE = textwrap.dedent("""\
             print("interrupted", f"{time.monotonic() - t0:.2f}", flush=True)
     thread = threading.Thread(target=trial)
     thread.start()
-    # The main thread blocks SIGTERM: the kernel hands it to the trial's thread, which cannot run the handler.
+    # The main thread blocks SIGTERM: the kernel hands it to the trial's thread, which cannot run the handler. It
+    # is sent while the main thread waits in join: sent by the main thread itself, the handler could run on it in
+    # the few bytecodes before that wait (the signal reached the trial's thread first) and end the process at once.
     signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
-    time.sleep(1.0)
-    os.kill(os.getpid(), signal.SIGTERM)
+    threading.Timer(1.0, os.kill, (os.getpid(), signal.SIGTERM)).start()  # a thread made now blocks it too
     thread.join()
     os._exit(0)  # the main thread's handler may still be due: leave before it runs
 """)
