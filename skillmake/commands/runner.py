@@ -11,6 +11,13 @@ from collections.abc import Mapping
 from skillmake.commands import argv as cmdline
 from skillmake.core import console
 
+# The variables three run options travel in, named here as the modules that read them name them (a test checks they
+# agree): importing those modules for their names cost every run the claude-code agent and the clauditor adapter
+# (~5 ms), which a run of other agents and specs never uses.
+CLAUDITOR_FLAGS_VAR = "SKILLMAKE_CLAUDITOR_FLAGS"  # spec/adapters/clauditor.FLAGS_VAR
+NO_API_KEY_VAR = "SKILLMAKE_NO_API_KEY"  # run/agents/claude_code.NO_API_KEY_VAR
+SHARD_VAR = "SKILLMAKE_SHARD"  # engine/shard.SHARD_VAR
+
 
 def doit_commands() -> Mapping[str, tuple[cmdline.Opt, ...]]:
     from skillmake.engine.main import doit_options
@@ -28,17 +35,12 @@ def set_run_options(inv: cmdline.Invocation, *, only: str | None = None) -> None
     from skillmake.spec import overrides
 
     overrides.set_command_line(dict(inv.overrides))
-    from skillmake.run.agents.claude_code import NO_API_KEY_VAR
-    from skillmake.spec.adapters.clauditor import FLAGS_VAR
-
     # Through the environment, so doit's worker processes see them too.
     set_env(overrides.BASELINE_VAR, "1" if inv.baseline else None)  # caliper's --baseline (overrides.apply)
     if inv.adaptive:  # --adaptive (overrides.apply); without it, $SKILLMAKE_ADAPTIVE stays as the user set it
         set_env(overrides.ADAPTIVE_VAR, "1")
-    set_env(FLAGS_VAR, json.dumps(dict(inv.clauditor)) if inv.clauditor else None)
+    set_env(CLAUDITOR_FLAGS_VAR, json.dumps(dict(inv.clauditor)) if inv.clauditor else None)
     set_env(NO_API_KEY_VAR, "1" if inv.no_api_key else None)
-    from skillmake.engine.shard import SHARD_VAR
-
     set_env(SHARD_VAR, inv.shard)  # --shard I/N (engine/shard.py); None leaves $SKILLMAKE_SHARD as it was
 
 
