@@ -72,3 +72,9 @@ def test_a_plain_run_of_a_command_agent_imports_no_ssl(tmp_path: Path) -> None:
     assert (tmp_path / ".skillmake" / "reports" / "a" / "report.json").exists()
     network = names & {"ssl", "http.client", "urllib.request"}
     assert not network, sorted(network)
+    # Nor what other agents, other tools' specs and other check types need (commands/runner.py, run/checks).
+    unused = names & {"skillmake.run.agents.claude_code", "skillmake.run.agents.claude_stream",
+                      "skillmake.spec.adapters.clauditor", "skillmake.run.checks.data",
+                      "skillmake.run.checks.patterns", "skillmake.run.checks.python", "skillmake.run.checks.urls"}
+    assert not unused, sorted(unused)
+    assert "skillmake.run.checks.text" in names  # the contains check's module, loaded where it runs

@@ -40,6 +40,18 @@ def test_registry_covers_every_schema_type() -> None:
     assert sorted(REGISTRY) == sorted(SCHEMA_TYPES)
 
 
+def test_each_type_loads_from_the_module_that_defines_it() -> None:
+    """checks.MODULES (which module a type's function loads from, on first use) is what the modules define."""
+    import importlib
+
+    from skillmake.run import checks
+
+    defined = {type_: name for name in set(checks.MODULES.values())
+               for type_ in importlib.import_module(f"skillmake.run.checks.{name}").CHECKS}
+    assert defined == checks.MODULES
+    assert checks.check_function("regexp") is None
+
+
 def test_result_shape_and_text() -> None:
     result = run(mk("contains", needle="HELLO", id_="shouts"), "HELLO TEAM")
     assert result == {"text": "output contains 'HELLO'", "passed": True,
