@@ -75,16 +75,22 @@ def read_bytes(path: str) -> bytes:
     """The whole file at `path` (OSError when it cannot be read), in four system calls: open, fstat, read, close.
     A Python `open().read()` made nine (an ioctl, two lseeks, a second fstat and a last empty read), and a
     trial reads several records and objects."""
+    return read_stat(path)[0]
+
+
+def read_stat(path: str) -> tuple[bytes, os.stat_result]:
+    """read_bytes, and the file's stat as it was opened (what a reader can tell a replaced file by)."""
     fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
     try:
-        size = os.fstat(fd).st_size
+        st = os.fstat(fd)
+        size = st.st_size
         data = os.read(fd, size + 1)  # one more than its size: a file that grew meanwhile is read to its end
         if len(data) == size or not data:
-            return data
+            return data, st
         chunks = [data]
         while chunk := os.read(fd, max(size, 1 << 16)):
             chunks.append(chunk)
-        return b"".join(chunks)
+        return b"".join(chunks), st
     finally:
         os.close(fd)
 

@@ -67,6 +67,8 @@ class Store:
         # get_action) is dropped from here; one lost unseen meanwhile makes a record naming it a miss when read
         # (get_action verifies, and drops it), never a wrong result.
         self._put: set[str] = set()
+        # Records this process read and found valid: key → (their file's stat signature, schema, bytes). _unchanged.
+        self._seen: dict[str, tuple[tuple[int, int, int, int], str, bytes]] = {}
         # A shared remote store (remote.py): asked on a local miss of an action key, sent each record written.
         self.remote: Remote | None = None
 
@@ -164,19 +166,22 @@ class Store:
     def get_action(self, key: str, *, schema: str, verify: bool = True) -> dict[str, Any] | None:
         """The cached record for `key`, or None: missing, unreadable, invalid, or naming a lost object."""
         path = self._action_file(key)
-        try:
-            data = atomic.read_bytes(path)
-        except OSError:
-            # A local miss asks the remote, which writes the record and its objects here when it has them.
-            if self.remote is None or not self.remote.fetch(key, self, schema=schema):
-                return None
+        data = self._unchanged(key, path, schema) if verify else None
+        known = data is not None
+        if data is None:
             try:
-                data = atomic.read_bytes(path)
+                data, st = atomic.read_stat(path)
             except OSError:
-                return None
+                # A local miss asks the remote, which writes the record and its objects here when it has them.
+                if self.remote is None or not self.remote.fetch(key, self, schema=schema):
+                    return None
+                try:
+                    data, st = atomic.read_stat(path)
+                except OSError:
+                    return None
         try:
             record = orjson.loads(data)
-            if verify and not _known_valid(schema, data, add=False):
+            if verify and not known and not _known_valid(schema, data, add=False):
                 validate_record(schema, record, what=f"action {key}")
                 _known_valid(schema, data)
             if record.get("key") != key:
@@ -186,9 +191,28 @@ class Store:
             return None
         if verify and not all(self.has(d) for d in named_objects(record)):
             self._put.difference_update(named_objects(record))  # a lost one is written again by its next put
+            self._seen.pop(key, None)
             self._quarantine(Path(path))
             return None
+        if verify and not known:
+            if len(self._seen) >= _SEEN_MAX:
+                self._seen.clear()
+            self._seen[key] = ((st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns), schema, data)
         return dict(record)
+
+    def _unchanged(self, key: str, path: str, schema: str) -> bytes | None:
+        """The bytes of the record of `key` this process read and found valid against `schema`, when the file is
+        still that one (its inode, size and times: a record is replaced whole, by a rename, never edited in place);
+        one stat instead of reading and hashing it again (a run reads a grade record shared by many trials, and
+        every trial's record again for its report)."""
+        seen = self._seen.get(key)
+        if seen is None or seen[1] != schema:
+            return None
+        try:
+            st = os.stat(path)
+        except OSError:
+            return None
+        return seen[2] if (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns) == seen[0] else None
 
     def quarantine_action(self, key: str) -> None:
         """Set aside the record of `key` (it names an object that is missing or corrupt): a miss from now on."""
@@ -331,6 +355,7 @@ class Store:
 
 _running: dict[str, tuple[int, str]] = {}  # running/ folder → (fd, path) of this process's mark
 _PUT_MAX = 100_000  # Store._put's bound: emptied when it grows past it
+_SEEN_MAX = 4_096  # Store._seen's bound (a few MiB of records)
 
 # schema → sha256 of record files this process wrote or read and found valid: the same bytes read again are not
 # validated again (a trial's record is read back by its grade, its view and the report; validation was a fifth

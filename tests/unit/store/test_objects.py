@@ -280,3 +280,36 @@ def test_an_object_put_in_another_store_does_not_count_as_stored_here(tmp_path: 
     record = trial_record(one)
     with pytest.raises(RecordError, match="not stored"):
         other.put_action(record, schema=TRIAL_SCHEMA)
+
+
+def test_a_record_read_again_unchanged_is_not_read_again_and_a_replaced_one_is(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from skillmake.core import atomic
+
+    store = Store(tmp_path)
+    record = trial_record(store)
+    store.put_action(record, schema=TRIAL_SCHEMA)
+    first = store.get_action(record["key"], schema=TRIAL_SCHEMA)
+    assert first is not None
+    first["outcome"] = "mutated by a caller"  # each read is a record of its own
+    reads: list[str] = []
+    real = atomic.read_stat
+    monkeypatch.setattr(atomic, "read_stat", lambda p: (reads.append(p), real(p))[1])
+    again = store.get_action(record["key"], schema=TRIAL_SCHEMA)
+    assert again is not None and again["outcome"] == "completed" and reads == []  # a stat, not a read
+    replaced = dict(record, run_id="a-later-run")  # a resample replaces the record under its key
+    store.put_action(replaced, schema=TRIAL_SCHEMA)
+    latest = store.get_action(record["key"], schema=TRIAL_SCHEMA)
+    assert latest is not None and latest["run_id"] == "a-later-run" and len(reads) == 1
+    path = store.action_path(record["key"])
+    path.write_bytes(path.read_bytes().replace(b'"completed"', b'"finished!"'))  # edited by hand: invalid now
+    assert store.get_action(record["key"], schema=TRIAL_SCHEMA) is None and not path.exists()  # quarantined
+
+
+def test_a_record_read_before_whose_object_is_lost_is_a_miss(tmp_path: Path) -> None:
+    store = Store(tmp_path)
+    record = trial_record(store)
+    store.put_action(record, schema=TRIAL_SCHEMA)
+    assert store.get_action(record["key"], schema=TRIAL_SCHEMA) is not None
+    store.object_path(record["outputs"]["output"]).unlink()
+    assert store.get_action(record["key"], schema=TRIAL_SCHEMA) is None  # still verified on every read
