@@ -23,6 +23,7 @@ from skillmake.store.objects import GRADE_SCHEMA
 
 CACHEABLE = frozenset({"pass", "fail", "cheat"})
 TRIAL_RESULTS = frozenset({"completed", "cheat"})  # trial outcomes a grade result can be cached for
+_NO_JUDGE = part({})  # the judge part of a case without judges
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -34,7 +35,7 @@ class GradeRun:
 
 def judge_part(spec: Spec, case: Case) -> Part:
     if not case.has_judge:
-        return part({})
+        return _NO_JUDGE
     from skillmake.run.judges import judge_key
 
     key = judge_key(spec, case)
@@ -60,9 +61,28 @@ def graded_digest(case: Case, outputs: str, workspace: str | None) -> str:
     return outputs
 
 
+# (id(spec), id(case)) → (spec, case, its grade part): the same for every trial of the case, and asked for twice a
+# cell (its grade, its view). The entry holds spec and case, so their ids are not reused while it lives; a spec loaded
+# again is other objects (a check script edited since is read again, as keys.KeyMaker's parts are). The judge part is
+# not kept: it names what the environment resolves (a judge CLI's version), which may change between two grades.
+_parts: dict[tuple[int, int], tuple[Spec, Case, Part]] = {}
+_PARTS_MAX = 4096
+
+
+def case_grade_part(spec: Spec, case: Case) -> Part:
+    """The case's grade part (keys.grade_part), worked out once per spec and case object."""
+    memo = (id(spec), id(case))
+    hit = _parts.get(memo)
+    if hit is None:
+        if len(_parts) >= _PARTS_MAX:
+            _parts.clear()
+        hit = _parts[memo] = (spec, case, grade_part(spec, case))
+    return hit[2]
+
+
 def key_for(spec: Spec, case: Case, trial_record: dict[str, Any]) -> tuple[str, dict[str, Any], list[Part]]:
     outputs = outputs_digest(case, trial_record)
-    gpart, jpart = grade_part(spec, case), judge_part(spec, case)
+    gpart, jpart = case_grade_part(spec, case), judge_part(spec, case)
     inputs = {"key_version": trial_record["inputs"]["key_version"], "outputs": outputs,
               "grade": gpart.digest, "judge": jpart.digest}
     return grade_key(outputs, gpart, jpart), inputs, [gpart, jpart]
