@@ -28,6 +28,8 @@ _NO_JUDGE = part({})  # the judge part of a case without judges
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class GradeRun:
+    """A grade's record, whether it was made now (`ran`: else it came from the store), and the judge calls made."""
+
     record: dict[str, Any]
     ran: bool
     judge_calls: int = 0

@@ -20,6 +20,8 @@ class CheckContext:
 
 @dataclass(frozen=True, slots=True)
 class Verdict:
+    """A check's result: passed or not, and the evidence shown for it."""
+
     passed: bool
     evidence: str
 
