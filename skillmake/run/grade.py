@@ -173,11 +173,11 @@ def _grade(project: Project, spec: Spec, case: Case, arm: Arm, k: int, trial_rec
             from skillmake.run.trial import keep_replaced
 
             keep_replaced(project, hit)
-        project.store.put_action(record, schema=GRADE_SCHEMA)
+        record = project.store.put_action(record, schema=GRADE_SCHEMA)
         project.store.clear_attempt(key)
     else:
-        project.store.put_attempt(record, schema=GRADE_SCHEMA)
-    return GradeRun(record=record, ran=True, judge_calls=calls)
+        record = project.store.put_attempt(record, schema=GRADE_SCHEMA)
+    return GradeRun(record=record, ran=True, judge_calls=calls)  # as stored (redacted), for the cell's view
 
 
 def _judge_trial(project: Project, spec: Spec, case: Case, trial: dict[str, Any], workspace: str | None, *,

@@ -209,11 +209,11 @@ def run_in(project: Project, spec: Spec, case: Case, arm: Arm, k: int, tkey: Tri
     if result.outcome in CACHEABLE:
         if replacing is not None:  # a resample that failed to produce a result leaves the stored one in place
             keep_replaced(project, replacing)
-        store.put_action(record, schema=TRIAL_SCHEMA)
+        record = store.put_action(record, schema=TRIAL_SCHEMA)
         store.clear_attempt(tkey.key)
     else:
-        store.put_attempt(record, schema=TRIAL_SCHEMA)
-    return record
+        record = store.put_attempt(record, schema=TRIAL_SCHEMA)
+    return record  # as stored (redacted): a merged cell's grade and view take it as they would read it back
 
 
 def _checks_before_cleanup(spec: Spec, case: Case, outcome: str, text: str, files: dict[str, bytes],

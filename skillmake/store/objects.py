@@ -142,10 +142,11 @@ class Store:
     def has_action(self, key: str) -> bool:
         return self.action_path(key).exists()
 
-    def put_action(self, record: dict[str, Any], *, schema: str, push: bool = True) -> None:
+    def put_action(self, record: dict[str, Any], *, schema: str, push: bool = True) -> dict[str, Any]:
         """Write the record for record['key'] after checking it; the objects it names must already exist. Every
         text in it is redacted of this process's credentials first (redact.py: defence in depth). With a remote,
-        the record and its objects go up too (`push`: False for a record that came from there)."""
+        the record and its objects go up too (`push`: False for a record that came from there). Returns the record
+        as written (redacted): what a caller hands on (a grade, a view) is what a later read would give."""
         record = redact.redact_data(record, redact.environment_secrets())
         validate_record(schema, record, what=f"{record.get('kind', 'record')} {record.get('key')}")
         missing = [d for d in named_objects(record) if d not in self._put and not self.has(d)]
@@ -162,6 +163,7 @@ class Store:
         _known_valid(schema, data)
         if push and self.remote is not None:
             self.remote.write_back(record, self)
+        return record
 
     def get_action(self, key: str, *, schema: str, verify: bool = True) -> dict[str, Any] | None:
         """The cached record for `key`, or None: missing, unreadable, invalid, or naming a lost object."""
@@ -230,14 +232,16 @@ class Store:
         h = hex_of(key)
         return self.root / "attempts" / h[:2] / f"{h}.json"
 
-    def put_attempt(self, record: dict[str, Any], *, schema: str) -> None:
+    def put_attempt(self, record: dict[str, Any], *, schema: str) -> dict[str, Any]:
         """Keep an error-class record (error, timeout, judge_error) to show why a cell has no result.
 
-        Never read as a result: a key with an attempt and no action entry is still stale. Redacted as put_action's."""
+        Never read as a result: a key with an attempt and no action entry is still stale. Redacted, and returned,
+        as put_action's."""
         record = redact.redact_data(record, redact.environment_secrets())
         validate_record(schema, record, what=f"{record.get('kind', 'record')} {record.get('key')}")
         atomic.write_bytes(self.attempt_path(record["key"]), orjson.dumps(record, option=orjson.OPT_INDENT_2),
                            durable=False)
+        return record
 
     def get_attempt(self, key: str, *, schema: str) -> dict[str, Any] | None:
         try:

@@ -233,10 +233,14 @@ def test_records_and_attempts_are_stored_without_this_processs_credentials(tmp_p
     store = Store(tmp_path / "store")
     record = trial_record(store)
     record["agent"]["version"] = f"cli 1.0 ({secret})"
-    store.put_action(record, schema=TRIAL_SCHEMA)
+    written = store.put_action(record, schema=TRIAL_SCHEMA)
     attempt = {**trial_record(store, "sha256:" + "e" * 64), "outcome": "error", "error": f"401 for key {secret}",
                "exit_code": 1}
-    store.put_attempt(attempt, schema=TRIAL_SCHEMA)
+    kept = store.put_attempt(attempt, schema=TRIAL_SCHEMA)
+    # What the writer hands on (a merged cell's grade and view take the trial's record from its step) is the record
+    # as stored, never the one it was given.
+    assert written == store.get_action(record["key"], schema=TRIAL_SCHEMA) and secret not in str(written)
+    assert kept == store.get_attempt(attempt["key"], schema=TRIAL_SCHEMA) and secret not in str(kept)
     on_disk = [p.read_bytes() for p in (store.action_path(record["key"]), store.attempt_path(attempt["key"]))]
     assert all(secret.encode() not in data for data in on_disk)
     assert all(b"[REDACTED" in data or b"REDACTED" in data for data in on_disk), on_disk
