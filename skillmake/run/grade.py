@@ -63,28 +63,11 @@ def graded_digest(case: Case, outputs: str, workspace: str | None) -> str:
     return outputs
 
 
-# (id(spec), id(case)) → (spec, case, its grade part): the same for every trial of the case, and asked for twice a
-# cell (its grade, its view). The entry holds spec and case, so their ids are not reused while it lives; a spec loaded
-# again is other objects (a check script edited since is read again, as keys.KeyMaker's parts are). The judge part is
-# not kept: it names what the environment resolves (a judge CLI's version), which may change between two grades.
-_parts: dict[tuple[int, int], tuple[Spec, Case, Part]] = {}
-_PARTS_MAX = 4096
-
-
-def case_grade_part(spec: Spec, case: Case) -> Part:
-    """The case's grade part (keys.grade_part), worked out once per spec and case object."""
-    memo = (id(spec), id(case))
-    hit = _parts.get(memo)
-    if hit is None:
-        if len(_parts) >= _PARTS_MAX:
-            _parts.clear()
-        hit = _parts[memo] = (spec, case, grade_part(spec, case))
-    return hit[2]
-
-
 def key_for(spec: Spec, case: Case, trial_record: dict[str, Any]) -> tuple[str, dict[str, Any], list[Part]]:
     outputs = outputs_digest(case, trial_record)
-    gpart, jpart = case_grade_part(spec, case), judge_part(spec, case)
+    # The grade part is worked out each time, never kept: it names the check scripts' content, and a script that
+    # changed between this cell's grade and its view must make them disagree (test_hermetic).
+    gpart, jpart = grade_part(spec, case), judge_part(spec, case)
     inputs = {"key_version": trial_record["inputs"]["key_version"], "outputs": outputs,
               "grade": gpart.digest, "judge": jpart.digest}
     return grade_key(outputs, gpart, jpart), inputs, [gpart, jpart]

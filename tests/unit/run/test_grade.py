@@ -1,4 +1,4 @@
-"""run/grade.py: a grade's key, its case's grade part worked out once per loaded spec and case."""
+"""run/grade.py: a grade's key names its case's check scripts as they are when it is asked."""
 
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ def loaded(root: Path) -> Spec:
     return load_spec(str(root / "p.eval.yaml"), root=str(root))
 
 
-def test_a_grade_key_is_the_same_with_its_case_grade_part_worked_out_once(tmp_path: Path) -> None:
+def test_a_grade_key_reads_the_check_scripts_each_time_it_is_asked(tmp_path: Path) -> None:
     (tmp_path / "skills/s").mkdir(parents=True)
     (tmp_path / "skills/s/SKILL.md").write_text("---\nname: s\ndescription: d\n---\nbody\n")
     (tmp_path / "checks").mkdir()
@@ -48,12 +48,13 @@ def test_a_grade_key_is_the_same_with_its_case_grade_part_worked_out_once(tmp_pa
     first = [grading.key_for(spec, case, TRIAL)[0] for case in spec.cases]
     assert first == [unmemoised(spec, 0), unmemoised(spec, 1)]
     assert first[0] != first[1]
-    assert grading.case_grade_part(spec, spec.cases[0]) is grading.case_grade_part(spec, spec.cases[0])  # once
     # Another case object (a command that rewrites a case, as compare's preflight does) has a grade part of its own.
     other = dataclasses.replace(spec.cases[0], rubric="is it better?")
     assert grading.key_for(spec, other, TRIAL)[0] not in first
-    # A check script edited: the spec loaded again reads it again (the old load keeps the key it graded by).
+    # A check script edited: the same loaded spec's key names the new content (a script that changed while its grade
+    # ran makes the grade and the view disagree, so no result is kept under the old key), as does a spec loaded again.
     (tmp_path / "checks/c.py").write_text("assert 'hi' in output\n")
+    assert grading.key_for(spec, spec.cases[0], TRIAL)[0] == unmemoised(spec, 0) != first[0]
     again = loaded(tmp_path)
     assert grading.key_for(again, again.cases[0], TRIAL)[0] == unmemoised(again, 0) != first[0]
     assert grading.key_for(again, again.cases[1], TRIAL)[0] == first[1]
