@@ -327,9 +327,17 @@ def _at_exit() -> None:
             _end_workers(STOP_GRACE_S)
         except KeyboardInterrupt:  # a signal now must not leave anything behind either
             _end_workers(0.0)
-    supervisors.close_all()
-    if reaper.is_subreaper():
-        reaper.sweep()
+    for _ in range(2):
+        try:
+            supervisors.close_all()
+            if reaper.is_subreaper():
+                reaper.sweep()
+            return
+        except (KeyboardInterrupt, SystemExit):
+            # A stop signal crossing the run's end (a process group's SIGTERM as the run finishes): the handler
+            # raised, and marked the run unwinding, so the next one will not; end and sweep again, and say nothing
+            # (an exit function's exception is printed as a traceback, and cut the sweep short).
+            continue
 
 
 def _end_workers(grace: float) -> None:
