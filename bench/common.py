@@ -11,6 +11,14 @@ from collections.abc import Sequence
 
 def measure(argv: Sequence[str], *, cwd: str, env: dict[str, str] | None = None) -> tuple[float, int, int]:
     """(wall seconds, peak RSS in KiB, exit code) of one run of `argv`."""
+    wall, _, rss, code = measure_cpu(argv, cwd=cwd, env=env)
+    return wall, rss, code
+
+
+def measure_cpu(argv: Sequence[str], *, cwd: str, env: dict[str, str] | None = None
+                ) -> tuple[float, float, int, int]:
+    """(wall seconds, CPU seconds, peak RSS in KiB, exit code) of one run of `argv`. The CPU is user + system time
+    of the process and every child it waited for (a run's supervisors and commands included)."""
     t0 = time.perf_counter()
     proc = subprocess.Popen(list(argv), cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     _, status, usage = os.wait4(proc.pid, 0)
@@ -18,7 +26,7 @@ def measure(argv: Sequence[str], *, cwd: str, env: dict[str, str] | None = None)
     proc.returncode = os.waitstatus_to_exitcode(status)
     if proc.stderr:
         proc.stderr.close()
-    return wall, int(usage.ru_maxrss), proc.returncode
+    return wall, usage.ru_utime + usage.ru_stime, int(usage.ru_maxrss), proc.returncode
 
 
 def repeat(argv: Sequence[str], *, cwd: str, runs: int, env: dict[str, str] | None = None

@@ -2,12 +2,22 @@
 command as N tasks (a dodo.py of its own, -n 4 -P thread). What is left between the two is skillmake's
 per-trial overhead: the process chain a trial starts, keys, workspaces, records, grades, views and reports.
 
-Each size runs on a fresh store, both sides interleaved `--runs` times (median wall time; peak RSS of the
-largest run). Issue 22's goal: skillmake ≤ 2× bare doit.
+Each size runs on a fresh store, both sides interleaved `--runs` times (median wall time, median CPU time of the
+run and every process it waited for; peak RSS of the largest run). Issue 22's goal: skillmake ≤ 2× bare doit.
+
+Where the projects live matters on some disks, and the bench keeps that out of the comparison:
+- They are made in a folder of the checkout (`.bench/`, git-ignored), as a user's project is, not under /tmp
+  (`--where` moves them). On the team's machine (ext4 without a journal) creating a file scans past every inode of
+  its block group deleted in the last minutes; /tmp's groups are churned by every test run on the machine, so a
+  create there cost 150–250 µs of kernel time against ~12 µs in /work. Bare doit creates no file per task, so the
+  churn of the folder charged skillmake's side alone.
+- Every run's tree is kept until the bench ends, for the same reason: removing one side's 6,000 views right before
+  the next side starts made that side's creates the slow ones.
 
     python bench/first_run.py [--sizes 200] [--runs 1]      # a minute on a 2-core machine
     python bench/first_run.py --sizes 600,6000               # the issue's sizes
     python bench/first_run.py --against /tmp/before          # and another checkout (git worktree), same run
+    python bench/first_run.py --where /tmp                   # the projects somewhere else
 """
 
 from __future__ import annotations
@@ -22,7 +32,9 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import measure, table
+from common import measure_cpu, table
+
+HERE = Path(__file__).resolve().parent
 
 COMMAND = "echo done"
 
@@ -46,30 +58,35 @@ def spec(n: int) -> str:
             f"trials: {per}\ncases:\n{cases}")
 
 
-def skillmake_side(base: Path, n: int, run: int, checkout: str | None = None) -> tuple[float, int]:
+def skillmake_side(base: Path, trials: Path, n: int, run: int, checkout: str | None = None
+                   ) -> tuple[float, float, int]:
     root = base / f"sm{n}-{run}-{bool(checkout)}"
     (root / "skills" / "instant").mkdir(parents=True)
     (root / "skills" / "instant" / "SKILL.md").write_text("---\nname: instant\ndescription: answers\n---\nGo.\n")
     (root / "instant.eval.yaml").write_text(spec(n))
-    env = {**os.environ, "SKILLMAKE_TMPDIR": str(base / "trials")}
+    (root / "skillmake.toml").write_text("")  # its own root: .bench/ is inside the checkout, a project of its own
+    env = {**os.environ, "SKILLMAKE_TMPDIR": str(trials)}
     if checkout:
         env["PYTHONPATH"] = checkout
-    wall, rss, code = measure([sys.executable, "-m", "skillmake", "-j", "4", "-q"], cwd=str(root), env=env)
+    wall, cpu, rss, code = measure_cpu([sys.executable, "-m", "skillmake", "-j", "4", "-q"], cwd=str(root), env=env)
     if code != 0:
         raise SystemExit(f"skillmake exited {code} in {root}")
-    shutil.rmtree(root, ignore_errors=True)
-    return wall, rss
+    return wall, cpu, rss
 
 
-def bare_side(base: Path, n: int, run: int) -> tuple[float, int]:
+def bare_side(base: Path, n: int, run: int) -> tuple[float, float, int]:
     root = base / f"bare{n}-{run}"
     root.mkdir()
     (root / "dodo.py").write_text(BARE.format(n=n, command=COMMAND))
-    wall, rss, code = measure([sys.executable, "-m", "doit", "-n", "4", "-P", "thread"], cwd=str(root))
+    wall, cpu, rss, code = measure_cpu([sys.executable, "-m", "doit", "-n", "4", "-P", "thread"], cwd=str(root))
     if code != 0:
         raise SystemExit(f"bare doit exited {code} in {root}")
-    shutil.rmtree(root, ignore_errors=True)
-    return wall, rss
+    return wall, cpu, rss
+
+
+def medians(runs: list[tuple[float, float]]) -> tuple[float, float]:
+    """The median wall time and the median CPU time of a side's runs."""
+    return statistics.median(w for w, _ in runs), statistics.median(c for _, c in runs)
 
 
 def main() -> None:
@@ -77,44 +94,54 @@ def main() -> None:
     parser.add_argument("--sizes", default="200", help="comma-separated trial counts (multiples of 100)")
     parser.add_argument("--runs", type=int, default=1, help="interleaved runs per side and size")
     parser.add_argument("--against", metavar="DIR", help="also time skillmake from this checkout (a git worktree)")
+    parser.add_argument("--where", metavar="DIR", default=str(HERE.parent / ".bench"),
+                        help="where the projects are made (default: .bench/ in the checkout)")
     args = parser.parse_args()
     # Each tree's bytecode before the clock starts: with PYTHONDONTWRITEBYTECODE set (as on the team's machine) a
     # worktree without __pycache__ would compile every module at every run (~0.2 CPU-s a run).
-    for tree in (Path(__file__).resolve().parents[1], *([Path(args.against)] if args.against else [])):
+    for tree in (HERE.parent, *([Path(args.against)] if args.against else [])):
         subprocess.run([sys.executable, "-m", "compileall", "-q", str(tree / "skillmake")], check=True,
                        stdout=subprocess.DEVNULL)
-    base = Path(tempfile.mkdtemp(prefix="skillmake-first-run-"))
-    (base / "trials").mkdir()
+    Path(args.where).mkdir(parents=True, exist_ok=True)
+    base = Path(tempfile.mkdtemp(prefix="skillmake-first-run-", dir=args.where))
+    # Trials run where a user's do: in the system's temporary folder, outside every project (the checkout is one).
+    trials = Path(tempfile.mkdtemp(prefix="skillmake-first-run-trials-"))
     rows = []
     try:
         for n in (int(x) for x in args.sizes.split(",")):
-            ours, bare, other, rss_ours, rss_bare, rss_other = [], [], [], 0, 0, 0
+            ours: list[tuple[float, float]] = []
+            bare: list[tuple[float, float]] = []
+            other: list[tuple[float, float]] = []
+            rss_ours = rss_bare = rss_other = 0
             for run in range(args.runs):
-                wall, rss = bare_side(base, n, run)
-                bare.append(wall)
+                wall, cpu, rss = bare_side(base, n, run)
+                bare.append((wall, cpu))
                 rss_bare = max(rss_bare, rss)
-                wall, rss = skillmake_side(base, n, run)
-                ours.append(wall)
+                wall, cpu, rss = skillmake_side(base, trials, n, run)
+                ours.append((wall, cpu))
                 rss_ours = max(rss_ours, rss)
                 if args.against:
-                    wall, rss = skillmake_side(base, n, run, args.against)
-                    other.append(wall)
+                    wall, cpu, rss = skillmake_side(base, trials, n, run, args.against)
+                    other.append((wall, cpu))
                     rss_other = max(rss_other, rss)
-            a, b = statistics.median(ours), statistics.median(bare)
-            row = [n, f"{a:.2f}", f"{b:.2f}", f"{a / b:.1f}", f"{(a - b) / n * 1000:.1f}", f"{rss_ours / 1024:.0f}",
-                   f"{rss_bare / 1024:.0f}", f"{rss_ours / rss_bare:.2f}"]
+            (a, a_cpu), (b, b_cpu) = medians(ours), medians(bare)
+            row = [n, f"{a:.2f}", f"{b:.2f}", f"{a / b:.2f}", f"{(a - b) / n * 1000:.2f}",
+                   f"{a_cpu:.2f}", f"{b_cpu:.2f}", f"{a_cpu / b_cpu:.2f}",
+                   f"{rss_ours / 1024:.0f}", f"{rss_bare / 1024:.0f}", f"{rss_ours / rss_bare:.2f}"]
             if args.against:
-                c = statistics.median(other)
-                row += [f"{c:.2f}", f"{c / b:.1f}", f"{rss_other / 1024:.0f}", f"{rss_other / rss_bare:.2f}"]
+                c, c_cpu = medians(other)
+                row += [f"{c:.2f}", f"{c / b:.2f}", f"{c_cpu / b_cpu:.2f}", f"{rss_other / rss_bare:.2f}"]
             rows.append(row)
             print(f"{n} trials: skillmake {a:.2f}s, bare doit {b:.2f}s", flush=True)
     finally:
         shutil.rmtree(base, ignore_errors=True)
-    print(f"\nfirst run of an instant command agent ({COMMAND!r}), -j 4 / -n 4 -P thread\n")
-    headers = ["trials", "skillmake s", "bare doit s", "× bare doit", "overhead ms/trial", "skillmake MiB",
-               "bare doit MiB", "MiB × bare"]
+        shutil.rmtree(trials, ignore_errors=True)
+    print(f"\nfirst run of an instant command agent ({COMMAND!r}), -j 4 / -n 4 -P thread, in {args.where}, "
+          f"medians of {args.runs}\n")
+    headers = ["trials", "skillmake s", "bare doit s", "× bare doit", "overhead ms/trial", "skillmake CPU-s",
+               "bare CPU-s", "CPU × bare", "skillmake MiB", "bare doit MiB", "MiB × bare"]
     if args.against:
-        headers += [f"{args.against} s", "× bare doit", f"{args.against} MiB", "MiB × bare"]
+        headers += [f"{args.against} s", "× bare doit", "CPU × bare", "MiB × bare"]
     print(table(headers, rows))
 
 
