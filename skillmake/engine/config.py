@@ -12,21 +12,39 @@ from typing import Any
 
 def scan_entry_points_once() -> None:
     """doit looks for plugins by scanning every installed distribution's entry points, again at each lookup
-    (~13 ms each; checking a command line against doit's options makes 16 of them, a run 4). What is installed
-    does not change while this process runs, so scan once and answer every lookup from that."""
-    from importlib.metadata import entry_points
+    (~6 ms each with 140 distributions; checking a command line against doit's options makes 16 of them, a run
+    4). What is installed does not change while this process runs, so scan once and answer every lookup from
+    that, group by group."""
+    from importlib.metadata import EntryPoints, entry_points
 
     from doit import plugin
 
     if getattr(plugin.entry_points_impl, "skillmake", False):
         return
     found = entry_points()
+    # doit asks for one group at a time (`doit.COMMAND`, …), 20 times a run: `select` would test every installed
+    # entry point at each (~0.15 ms each with 140 distributions), so the groups are sorted out once.
+    everything = EntryPoints(ep for group in _groups(found) for ep in group)
+    by_group: dict[str, list[Any]] = {}
+    for ep in everything:
+        by_group.setdefault(ep.group, []).append(ep)
+
+    def select(**params: Any) -> EntryPoints:
+        if params.keys() == {"group"}:
+            return EntryPoints(by_group.get(params["group"], ()))
+        return everything.select(**params)
 
     def once() -> Any:
-        return found.select
+        return select
 
     once.skillmake = True  # type: ignore[attr-defined]
     plugin.entry_points_impl = once
+
+
+def _groups(found: Any) -> list[Any]:
+    """The entry points `entry_points()` gave, as lists: Python 3.11 gives a mapping of group → entry points
+    (SelectableGroups, whose own iteration is deprecated), 3.12 one sequence of them."""
+    return list(dict.values(found)) if isinstance(found, dict) else [found]
 
 
 def _recover(dep_file: str) -> None:
