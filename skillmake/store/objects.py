@@ -20,7 +20,7 @@ from skillmake.core import atomic, redact
 from skillmake.core.canonical import canonical_json, digest_bytes, hex_of
 from skillmake.core.errors import RecordError
 from skillmake.spec.schema import validate_record
-from skillmake.store.locks import flock
+from skillmake.store.locks import LOCK_STRIPES, stripe
 from skillmake.store.syncer import SYNCER
 
 TRIAL_SCHEMA = "trial-record.schema.json"
@@ -264,12 +264,13 @@ class Store:
         """Hold the lock of `key` and, with a remote, its lease there (lease.py): a clone on another machine running
         the same key waits, then reuses the record.
 
-        The lock is one of locks.LOCK_STRIPES flock'd files under locks/ (by the key's first two hex digits), made once
-        and kept: a file made and removed per key cost a trial two inode operations, the dearest thing it does on this
-        disk. Two keys of one stripe wait for each other (a few ms at most, rarely: 4 workers, 256 stripes); a
-        thread may hold one stripe twice (nested keys), and holds at most one lock per key, so no two waiters can
-        each hold what the other wants unless a caller nests keys in both orders, which none does."""
-        with flock(f"{self._locks}/{hex_of(key)[:2]}.lock"):
+        The lock is one of locks.LOCK_STRIPES stripes under locks/ (by the key's first two hex digits): a byte of one
+        file on Linux, else a file each, made once and kept: a file made and removed per key cost a trial two inode
+        operations, the dearest thing it does on this disk. Two keys of one stripe wait for each other (a few ms at
+        most, rarely: 4 workers, 256 stripes); a thread may hold one stripe twice (nested keys), and holds at most one
+        lock per key, so no two waiters can each hold what the other wants unless a caller nests keys in both orders,
+        which none does."""
+        with stripe(self._locks, int(hex_of(key)[:2], 16) % LOCK_STRIPES):
             if self.remote is None:
                 yield
                 return

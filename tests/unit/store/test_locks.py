@@ -1,11 +1,15 @@
-"""store/locks.py through Store.key_lock: one holder per key across threads and processes; a fixed set of lock files,
-none made or removed per key (a long run locks one key per trial)."""
+"""store/locks.py through Store.key_lock: one holder per key across threads and processes; one lock file on Linux (a
+byte per stripe), a fixed set elsewhere, none made or removed per key (a long run locks one key per trial)."""
 
 from __future__ import annotations
 
+import multiprocessing
+import os
 import threading
 import time
 from pathlib import Path
+
+import pytest
 
 from skillmake.core.canonical import digest_bytes
 from skillmake.store import locks as store_module
@@ -22,13 +26,63 @@ def test_many_keys_share_a_bounded_set_of_lock_files_made_once(tmp_path: Path) -
         with store.key_lock(_key(i)):
             pass
     files = list((store.root / "locks").iterdir())
-    assert 200 < len(files) <= store_module.LOCK_STRIPES
+    if store_module._OFD is not None:  # Linux: one file, a byte per stripe
+        assert [f.name for f in files] == [store_module.STRIPES_FILE]
+    else:
+        assert 200 < len(files) <= store_module.LOCK_STRIPES
     inodes = {f.name: f.stat().st_ino for f in files}
     for i in range(2_000):  # taken again: no file is made or removed
         with store.key_lock(_key(i)):
             pass
     assert {f.name: f.stat().st_ino for f in (store.root / "locks").iterdir()} == inodes
-    assert sum(1 for name in store_module._stripes if name.startswith(str(store.root))) == len(files)
+    stripes = {key for key in store_module._stripes if key[0].startswith(str(store.root))}
+    assert 200 < len(stripes) <= store_module.LOCK_STRIPES
+
+
+def test_a_fallback_without_byte_locks_uses_a_file_per_stripe(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+                                                              ) -> None:
+    monkeypatch.setattr(store_module, "_OFD", None)
+    store = Store(tmp_path / "store")
+    with store.key_lock("sha256:" + "ab" * 32), store.key_lock("sha256:" + "cd" * 32):
+        pass
+    assert sorted(f.name for f in (store.root / "locks").iterdir()) == ["ab.lock", "cd.lock"]
+
+
+def _hold_in_child(root: str, key: str, ready: object, release: object) -> None:
+    store = Store(Path(root))
+    with store.key_lock(key):
+        ready.set()  # type: ignore[attr-defined]
+        release.wait(30)  # type: ignore[attr-defined]
+
+
+@pytest.mark.skipif(store_module._OFD is None, reason="byte locks are Linux's")
+def test_a_stripe_held_by_another_process_excludes_this_one_and_only_that_stripe(tmp_path: Path) -> None:
+    store = Store(tmp_path / "store")
+    key, other = "sha256:" + "ab" * 32, "sha256:" + "ac" * 32
+    ctx = multiprocessing.get_context("fork")
+    ready, release = ctx.Event(), ctx.Event()
+    child = ctx.Process(target=_hold_in_child, args=(str(store.root), key, ready, release))
+    child.start()
+    try:
+        assert ready.wait(30)
+        with store.key_lock(other):  # another byte of the same file: not held
+            pass
+        got = threading.Event()
+
+        def take() -> None:
+            with store.key_lock(key):
+                got.set()
+
+        waiter = threading.Thread(target=take)
+        waiter.start()
+        assert not got.wait(0.3)  # the child holds it
+        release.set()
+        assert got.wait(30)
+        waiter.join(30)
+    finally:
+        release.set()
+        child.join(30)
+    assert child.exitcode == 0 and os.path.exists(store.root / "locks" / store_module.STRIPES_FILE)
 
 
 def test_a_thread_may_hold_two_keys_of_one_stripe(tmp_path: Path) -> None:
@@ -72,7 +126,7 @@ def test_a_removed_lock_file_is_made_again_and_still_excludes(tmp_path: Path) ->
         t.start()
     for t in threads:
         t.join(30)
-    assert most[0] == 1 and (store.root / "locks" / "ef.lock").exists()
+    assert most[0] == 1 and os.path.exists(store_module.stripe_path(str(store.root / "locks"), 0xEF)[0])
 
 
 def test_one_holder_per_key_across_threads_and_none_kept_after(tmp_path: Path) -> None:
@@ -100,7 +154,7 @@ def test_one_holder_per_key_across_threads_and_none_kept_after(tmp_path: Path) -
     for t in threads:
         t.join(30)
     assert not errors and most[0] == 1
-    assert all(s.depth == 0 and s.fd == -1 for name, s in store_module._stripes.items()
+    assert all(s.depth == 0 and s.fd == -1 for (name, _), s in store_module._stripes.items()
                if name.startswith(str(store.root)))
 
 
@@ -114,4 +168,4 @@ def test_a_holder_that_raises_still_releases(tmp_path: Path) -> None:
         pass
     with store.key_lock(key):  # not deadlocked
         pass
-    assert store_module._stripes[str(store.root / "locks" / "cd.lock")].depth == 0
+    assert store_module._stripes[store_module.stripe_path(str(store.root / "locks"), 0xCD)].depth == 0
