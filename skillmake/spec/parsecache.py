@@ -1,17 +1,18 @@
 """Spec files' parses kept by content: `.skillmake/parsed/<digest>.json`, so an unchanged spec is not parsed again.
 
-Parsing YAML with its source map is half of loading a spec (~2 ms of a 50-case spec's ~5 ms). What it gives
-(the data and every pointer's line:column) is a pure function of the file's bytes and of the parser, so an
-entry is named by the sha256 of both: the bytes, and the parser's own code (source.py), PyYAML's version and
-whether libyaml is used. Editing the parser, or upgrading PyYAML, misses every entry instead of serving a parse
-the new code would not give. An entry that cannot be read back exactly (a torn or edited file, another format)
-is a miss, and the spec is parsed again. Only clean parses are kept: a file with a syntax error or a duplicate
-key, or data JSON cannot hold exactly (NaN, infinities, lone surrogates), is parsed every time.
+Parsing YAML with its source map is half of loading a spec (~2 ms of a 50-case spec's ~5 ms). What it gives (the
+data and every pointer's line:column) is a pure function of the file's bytes and of the parser, so an entry is named
+by the sha256 of both: the bytes, and the parser's own code (source.py, yamlread.py), PyYAML's version and whether
+its libyaml extension is installed. Editing the parser, or upgrading PyYAML, misses every entry instead of serving a
+parse the new code would not give. An entry that cannot be read back exactly (a torn or edited file, another format)
+is a miss, and the spec is parsed again. Only clean parses are kept: a file with a syntax error or a duplicate key,
+or data JSON cannot hold exactly (NaN, infinities, lone surrogates), is parsed every time.
 """
 
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import os
 from pathlib import Path
 from typing import Any
@@ -27,18 +28,21 @@ _parser: bytes | None = None
 
 
 def _parser_digest() -> bytes:
-    """What decides a parse besides the bytes: source.py's code, PyYAML's version and whether libyaml parses."""
+    """What decides a parse besides the bytes: the readers' code (source.py, yamlread.py), PyYAML's version and
+    whether its libyaml extension is installed, read from PyYAML's files without importing it (~11 ms, which a
+    load whose specs are all cached, a no-op's, never needs): its __init__.py (which holds its version) and the
+    names and sizes of its package's files (the extension is one of them)."""
     global _parser
     if _parser is None:
-        import yaml
-
-        from skillmake.spec import source
-
-        with open(source.__file__, "rb") as f:
-            code = f.read()
-        cparser = getattr(yaml, "CParser", None) is not None or hasattr(getattr(yaml, "cyaml", None), "CParser")
-        _parser = hashlib.sha256(b"".join([code, b"\0", yaml.__version__.encode(), b"\0",
-                                           b"libyaml" if cparser else b"python"])).digest()
+        here = Path(__file__).parent
+        parts = [(here / "source.py").read_bytes(), (here / "yamlread.py").read_bytes()]
+        found = importlib.util.find_spec("yaml")
+        if found is not None and found.origin and found.submodule_search_locations:
+            parts.append(Path(found.origin).read_bytes())
+            for folder in found.submodule_search_locations:
+                with os.scandir(folder) as entries:
+                    parts += sorted(f"{e.name}:{e.stat().st_size}".encode() for e in entries if e.is_file())
+        _parser = hashlib.sha256(b"\0".join(parts)).digest()
     return _parser
 
 

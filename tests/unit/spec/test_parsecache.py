@@ -3,7 +3,11 @@ same data and the same line:col for every error; an edited file, another parser 
 
 from __future__ import annotations
 
+import importlib.machinery
+import importlib.util
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -107,3 +111,53 @@ def test_data_json_cannot_hold_exactly_is_not_kept(tmp_path: Path) -> None:
     cache = ParseCache(tmp_path / "parsed")
     assert loaded(spec, tmp_path, cache) == loaded(spec, tmp_path, None)
     assert cache.new == {}
+
+
+def _imports_in_a_fresh_interpreter(args: list[str], cwd: Path) -> set[str]:
+    run = subprocess.run([sys.executable, "-X", "importtime", *args], cwd=cwd, capture_output=True, text=True,
+                         timeout=120)
+    assert run.returncode == 0, run.stderr[-2000:]
+    return {line.rsplit("|", 1)[1].strip() for line in run.stderr.splitlines()
+            if line.startswith("import time:") and "|" in line}
+
+
+def test_a_parse_answered_from_the_cache_imports_no_yaml(tmp_path: Path) -> None:
+    """PyYAML (~11 ms of every start) loads for the first file that is parsed, not for one the cache answers."""
+    cache = ParseCache(tmp_path / "parsed")
+    cache.read(str(VALID / "full.eval.yaml"))
+    cache.save()
+    code = ("import sys; from pathlib import Path; from skillmake.spec.parsecache import ParseCache; "
+            f"c = ParseCache(Path({str(tmp_path / 'parsed')!r})); c.read({str(VALID / 'full.eval.yaml')!r}); "
+            "assert c.hits == 1, c.hits")
+    names = _imports_in_a_fresh_interpreter(["-c", code], tmp_path)
+    assert "skillmake.spec.parsecache" in names
+    assert not {n for n in names if n.split(".")[0] == "yaml" or n == "skillmake.spec.yamlread"}
+
+
+def test_a_no_op_run_imports_no_yaml(tmp_path: Path) -> None:
+    (tmp_path / "skills" / "s").mkdir(parents=True)
+    (tmp_path / "skills" / "s" / "SKILL.md").write_text("---\nname: s\ndescription: d\n---\nbody\n")
+    (tmp_path / "s.eval.yaml").write_text(SPEC.replace("[python3, agent.py]", "[sh, -c, 'echo ONE']"))
+    first = _imports_in_a_fresh_interpreter(["-m", "skillmake", "-q"], tmp_path)
+    assert "yaml" in first  # the spec is parsed once
+    again = _imports_in_a_fresh_interpreter(["-m", "skillmake", "-q"], tmp_path)
+    assert "skillmake.engine.tasks" in again
+    assert not {n for n in again if n.split(".")[0] == "yaml"}
+
+
+def test_the_parser_key_follows_pyyaml_files_without_importing_them(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """Another PyYAML version (its __init__.py) or its libyaml extension installed or not: another key."""
+    package = tmp_path / "yaml"
+    package.mkdir()
+    (package / "__init__.py").write_text("__version__ = '6.0.1'\n")
+    found = importlib.machinery.ModuleSpec("yaml", None, origin=str(package / "__init__.py"), is_package=True)
+    found.submodule_search_locations = [str(package)]
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name: found if name == "yaml" else None)
+    keys = []
+    for change in (lambda: None, lambda: (package / "__init__.py").write_text("__version__ = '6.0.2'\n"),
+                   lambda: (package / "_yaml.cpython-311-x86_64-linux-gnu.so").write_bytes(b"\0" * 10)):
+        change()
+        monkeypatch.setattr(parsecache, "_parser", None)
+        keys.append(parsecache._parser_digest())
+    assert len(set(keys)) == 3
