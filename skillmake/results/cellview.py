@@ -21,6 +21,8 @@ from skillmake.core import atomic, fstree
 from skillmake.core.canonical import digest_json
 from skillmake.core.paths import cut_links
 from skillmake.core.redact import environment_secrets
+from skillmake.results.files import GRADING, TIMING, json_bytes
+from skillmake.results.grading import grading_json, timing_json
 from skillmake.run.project import Project
 from skillmake.run.workspace import kept_tree, materialize
 from skillmake.spec.model import Arm, Case, Spec
@@ -28,6 +30,20 @@ from skillmake.spec.model import Arm, Case, Spec
 STAMP = ".view.json"  # in each cell folder: the records' digest and keys it shows (and that skillmake made it)
 _EMPTY_TREE = digest_json({})  # the kept tree of an empty workspace (most command agents'): what it holds is known
 _LINKS = threading.Lock()
+# Arm folders an early checkout found free of links on their whole path below runs/, as (st_dev, st_ino) then: the
+# next cell of the arm lstats the arm folder (a link above it swaps what that path names) and its own folder, not
+# every folder on its path again (held under _LINKS).
+_ARMS: dict[str, tuple[int, int]] = {}
+_ARMS_MAX = 4096
+
+
+def _pid() -> int:
+    """os.getpid(), asked once per process (a system call each time; renewed in a forked child)."""
+    return _PIDS[0]
+
+
+_PIDS = [os.getpid()]
+os.register_at_fork(after_in_child=lambda: _PIDS.__setitem__(0, os.getpid()))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -168,8 +184,10 @@ def current(project: Project, rec: CellRecords, shown: Any, *, safe: set[str] | 
     c = rec.cell
     folder = f"{project.runs_dir}/{c.spec.name}/{cell_rel(c.case.id, c.arm.name, c.k)}"  # workspace.trial_dir's
     with _LINKS:  # cells share their case and arm folders: one thread at a time removes a link there
-        _cut_links(project.runs_dir, folder, safe)  # a linked runs/<spec> (or below) is never written through
+        exists = _cut_links(project.runs_dir, folder, safe)  # a linked runs/<spec> (or below) is never written through
     stamp = rec.stamp
+    if not exists:  # a new cell (a first run's every one): no stamp of its own to read, nothing to compare
+        return folder, stamp, None
     if isinstance(shown, dict):
         if shown.get("stamp") == stamp and unchanged(folder, shown.get("stat")):
             return folder, stamp, shown
@@ -191,7 +209,7 @@ def write(project: Project, rec: CellRecords, folder: str, stamp: str, *, secret
     # so the files in it are written as new files (no temp file and rename of their own). What each write leaves
     # (its size and mtime, from the write itself) is the folder's stat: no listing of what was just written.
     parent, name = os.path.split(folder)
-    fresh = f"{parent}/.{name}.new-{os.getpid()}"
+    fresh = f"{parent}/.{name}.new-{_pid()}"
     try:
         os.mkdir(fresh)
     except FileExistsError:  # left by a run that died here
@@ -208,7 +226,7 @@ def write(project: Project, rec: CellRecords, folder: str, stamp: str, *, secret
     except OSError as exc:
         if exc.errno not in (errno.ENOTEMPTY, errno.EEXIST, errno.ENOTDIR):
             raise
-        old = f"{parent}/.{name}.old-{os.getpid()}"
+        old = f"{parent}/.{name}.old-{_pid()}"
         fstree.remove_tree(old)  # left by a run that died here
         os.replace(folder, old)
         os.replace(fresh, folder)
@@ -217,48 +235,72 @@ def write(project: Project, rec: CellRecords, folder: str, stamp: str, *, secret
     return {"stamp": stamp, "keys": keys, "stat": written}
 
 
-def _cut_links(base: Path, folder: str, safe: set[str] | None) -> None:
-    """cut_links(base, folder), looking only at `folder` itself when its parent is in `safe` (then added)."""
+def _cut_links(base: Path, folder: str, safe: set[str] | None) -> bool:
+    """cut_links(base, folder), looking only at `folder` itself when its parent is in `safe` (then added), or is an
+    arm folder found free of links before and still the same folder (_ARMS); whether `folder` exists (as a folder)."""
     parent = os.path.dirname(folder)
-    if safe is None or parent not in safe:
-        _cut_cell_links(os.fspath(base), folder)
+    if not (parent in safe if safe is not None else _same_arm(parent)):
+        exists = _cut_cell_links(os.fspath(base), folder)
         if safe is not None:
             safe.add(parent)
-        return
+        return exists
     try:
-        link = stat.S_ISLNK(os.lstat(folder).st_mode)
+        mode = os.lstat(folder).st_mode
     except OSError:
-        return
-    if link:
+        return False
+    if stat.S_ISLNK(mode):
         os.unlink(folder)
+        return False
+    return stat.S_ISDIR(mode)
 
 
-def _cut_cell_links(base: str, folder: str) -> None:
+def _same_arm(arm: str) -> bool:
+    """Whether `arm` is a folder _cut_cell_links found free of links on its path, and its path still names it: one
+    lstat (a link put in place of a folder above it makes the path name another folder; one put in place of the arm
+    folder itself is no folder)."""
+    known = _ARMS.get(arm)
+    if known is None:
+        return False
+    try:
+        st = os.lstat(arm)
+    except OSError:
+        del _ARMS[arm]
+        return False
+    if stat.S_ISDIR(st.st_mode) and (st.st_dev, st.st_ino) == known:
+        return True
+    del _ARMS[arm]
+    return False
+
+
+def _cut_cell_links(base: str, folder: str) -> bool:
     """cut_links(base, folder) for a cell's folder, `base` followed by plain names (spec, case, arm, trial-k): a link
-    among them is removed, the link only. It spares cut_links' normalising of any path, a sixth of an early
-    checkout's time; any other path goes to cut_links."""
+    among them is removed, the link only; whether `folder` exists (as a folder). It spares cut_links' normalising of
+    any path, a sixth of an early checkout's time; any other path goes to cut_links. An arm folder found free of
+    links is noted (_ARMS)."""
     parts = folder[len(base) + 1:].split("/") if folder.startswith(base + "/") else []
     if not parts or any(p in ("", ".", "..") for p in parts):
         cut_links(base, folder)
-        return
+        return os.path.isdir(folder)
     current = base
-    for part in parts:
+    for i, part in enumerate(parts):
         current = f"{current}/{part}"
         try:
-            mode = os.lstat(current).st_mode
+            st = os.lstat(current)
         except OSError:
-            return  # nothing further exists: what gets made there is real
-        if stat.S_ISLNK(mode):
+            return False  # nothing further exists: what gets made there is real
+        if stat.S_ISLNK(st.st_mode):
             os.unlink(current)
-            return  # nothing below it exists any more
+            return False  # nothing below it exists any more
+        if i == len(parts) - 2 and stat.S_ISDIR(st.st_mode):  # the arm folder, real, and every folder above it
+            if len(_ARMS) >= _ARMS_MAX:
+                _ARMS.clear()
+            _ARMS[current] = (st.st_dev, st.st_ino)
+    return stat.S_ISDIR(st.st_mode)
 
 
 def _fill(project: Project, rec: CellRecords, folder: str, *, secrets: tuple[str, ...]) -> dict[str, list[int]]:
     """Write the cell's files into `folder`, a new folder of its own (write_view); returns their stat as folder_stat
     notes it (each file's [size, mtime_ns], each folder's [mtime_ns]), taken from the writes themselves."""
-    from skillmake.results import grading_json, timing_json
-    from skillmake.results.files import GRADING, TIMING, json_bytes
-
     store = project.store
     trial, grade = rec.trial, rec.grade
     written: dict[str, list[int]] = {}
