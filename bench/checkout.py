@@ -12,7 +12,7 @@ User and system CPU (this process, all threads) and wall time per phase, in ms p
 the ratios. System time is mostly the kernel making files and folders: on a machine busy with other disk work it
 swings several-fold from run to run, user time (Python) much less.
 
-    python bench/checkout.py [--cells 600] [--runs 3] [--against /tmp/before]
+    python bench/checkout.py [--cells 600] [--runs 3] [--against /tmp/before] [--dir /work/tmp]
 """
 
 from __future__ import annotations
@@ -93,8 +93,10 @@ def main() -> None:
     parser.add_argument("--cells", type=int, default=600, help="trials of the project (a multiple of 100)")
     parser.add_argument("--runs", type=int, default=3, help="interleaved runs per side")
     parser.add_argument("--against", metavar="DIR", help="also time the checkout from this checkout (a git worktree)")
+    parser.add_argument("--dir", metavar="DIR", help="make the project in this folder (default: the system's temp "
+                        "folder; a disk's creates cost what its block groups hold, so pick one)")
     args = parser.parse_args()
-    base = Path(tempfile.mkdtemp(prefix="skillmake-checkout-"))
+    base = Path(tempfile.mkdtemp(prefix="skillmake-checkout-", dir=args.dir))
     try:
         root = populate(base, args.cells)
         sides: dict[str, list[dict[str, list[float]]]] = {"this": [], "against": []}
