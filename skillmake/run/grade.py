@@ -63,11 +63,31 @@ def graded_digest(case: Case, outputs: str, workspace: str | None) -> str:
     return outputs
 
 
+# id(case) → (spec, case, its grade part), for cases whose checks read no file: then the part is worked out from the
+# frozen spec and case alone, the same for every trial of the case (asked for by its grade and again by the report's
+# view). The entry holds spec and case, so their ids are not reused while it lives.
+_PARTS: dict[int, tuple[Spec, Case, Part]] = {}
+_PARTS_MAX = 4096
+
+
+def case_grade_part(spec: Spec, case: Case) -> Part:
+    """keys.grade_part(spec, case), kept per loaded spec and case object unless a check of the case reads a file (a
+    script, a schema file): that part names the file's content, worked out each time it is asked, so a script that
+    changed between a cell's grade and its view makes them disagree (test_hermetic)."""
+    hit = _PARTS.get(id(case))
+    if hit is not None and hit[0] is spec and hit[1] is case:
+        return hit[2]
+    made = grade_part(spec, case)
+    if b'_digest"' not in made.data:  # _check_raw names each file a check reads as "<key>_digest"
+        if len(_PARTS) >= _PARTS_MAX:
+            _PARTS.clear()
+        _PARTS[id(case)] = (spec, case, made)
+    return made
+
+
 def key_for(spec: Spec, case: Case, trial_record: dict[str, Any]) -> tuple[str, dict[str, Any], list[Part]]:
     outputs = outputs_digest(case, trial_record)
-    # The grade part is worked out each time, never kept: it names the check scripts' content, and a script that
-    # changed between this cell's grade and its view must make them disagree (test_hermetic).
-    gpart, jpart = grade_part(spec, case), judge_part(spec, case)
+    gpart, jpart = case_grade_part(spec, case), judge_part(spec, case)
     inputs = {"key_version": trial_record["inputs"]["key_version"], "outputs": outputs,
               "grade": gpart.digest, "judge": jpart.digest}
     return grade_key(outputs, gpart, jpart), inputs, [gpart, jpart]

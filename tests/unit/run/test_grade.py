@@ -58,3 +58,20 @@ def test_a_grade_key_reads_the_check_scripts_each_time_it_is_asked(tmp_path: Pat
     again = loaded(tmp_path)
     assert grading.key_for(again, again.cases[0], TRIAL)[0] == unmemoised(again, 0) != first[0]
     assert grading.key_for(again, again.cases[1], TRIAL)[0] == first[1]
+
+
+def test_a_case_whose_checks_read_no_file_has_its_grade_part_worked_out_once(tmp_path: Path) -> None:
+    """Asked for by a cell's grade and again by its view: kept per loaded spec and case object, unless a check reads
+    a file (its content is read each time: the test above)."""
+    (tmp_path / "skills/s").mkdir(parents=True)
+    (tmp_path / "skills/s/SKILL.md").write_text("---\nname: s\ndescription: d\n---\nbody\n")
+    (tmp_path / "checks").mkdir()
+    (tmp_path / "checks/c.py").write_text("assert output\n")
+    (tmp_path / "p.eval.yaml").write_text(SPEC)
+    spec = loaded(tmp_path)
+    scripted, plain = spec.cases
+    assert grading.case_grade_part(spec, plain) is grading.case_grade_part(spec, plain)
+    assert grading.case_grade_part(spec, plain) == grade_part(spec, plain)
+    assert grading.case_grade_part(spec, scripted) is not grading.case_grade_part(spec, scripted)
+    other = dataclasses.replace(plain, checks=())  # another case object: a part of its own
+    assert grading.case_grade_part(spec, other) == grade_part(spec, other) != grade_part(spec, plain)
