@@ -108,3 +108,8 @@ class PipeSafe:
 
     def __getattr__(self, name: str) -> object:
         return getattr(self._stream, name)
+
+
+def plural(n: int, word: str, many: str | None = None) -> str:
+    """'1 trial', '2 trials' ('many': the plural where it is not word + 's')."""
+    return f"{n} {word}" if n == 1 else f"{n} {many or word + 's'}"

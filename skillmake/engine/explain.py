@@ -9,6 +9,7 @@ from typing import Any
 
 import orjson
 
+from skillmake.core.console import plural
 from skillmake.core.errors import UsageError
 from skillmake.engine.plan import Item, SpecPlan, TriggerItem
 from skillmake.engine.select import Chosen, Targets
@@ -336,13 +337,14 @@ def render(stale: list[Stale], totals: dict[str, Any]) -> str:
         judges = f" ({totals['judge_calls']} judge calls, {totals['batched']} of them sent as a batch at half price)"
     triggers = reused_triggers = ""
     if totals["triggers"] or totals["triggers_reused"]:
-        triggers = f" and {totals['triggers']} trigger trials"
-        reused_triggers = f" and {totals['triggers_reused']} trigger trials"
+        triggers = f" and {plural(totals['triggers'], 'trigger trial')}"
+        reused_triggers = f" and {plural(totals['triggers_reused'], 'trigger trial')}"
     # Adaptive trials (trials: {min, max, decide}): a case stops at its first decision, so these are at most.
     most = "up to " if totals.get("adaptive") else ""
-    lines.append(f"would run {most}{totals['trials']} trials ({most}{totals['trials']} agent calls) and "
-                 f"{most}{totals['grades']} grades{judges}{triggers}; reuse {totals['trials_reused']} trials and "
-                 f"{totals['grades_reused']} grades{reused_triggers}{cost}")
+    lines.append(f"would run {most}{plural(totals['trials'], 'trial')} ({most}{plural(totals['trials'], 'agent call')})"
+                 f" and {most}{plural(totals['grades'], 'grade')}{judges}{triggers}; reuse "
+                 f"{plural(totals['trials_reused'], 'trial')} and {plural(totals['grades_reused'], 'grade')}"
+                 f"{reused_triggers}{cost}")
     if most:
         lines.append(f"  adaptive: {totals['adaptive']} of those trials run only while their case is undecided")
     return "\n".join(lines)

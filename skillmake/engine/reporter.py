@@ -16,7 +16,7 @@ from typing import Any, TextIO
 
 from skillmake import STARTED
 from skillmake.core import console, interrupts
-from skillmake.core.console import write_line
+from skillmake.core.console import plural, write_line
 from skillmake.engine import cell, tasks
 
 # After this many seconds without finishing, a task gets a line saying it is still running (a real agent
@@ -212,21 +212,21 @@ class SkillmakeReporter:
         quiet = not any(self.ran.get(kind) for kind in (*COUNTED, "report"))
         if quiet and not self.failures:
             if trials_ok or grades_ok or triggers_ok:
-                what = (f"{trials_ok} trials, {grades_ok} grades and {triggers_ok} trigger trials" if triggers_ok
-                        else f"{trials_ok} trials and {grades_ok} grades")
+                what = f"{plural(trials_ok, 'trial')} and {plural(grades_ok, 'grade')}"
+                if triggers_ok:
+                    what = what.replace(" and ", ", ") + f" and {plural(triggers_ok, 'trigger trial')}"
                 self._line(f"skillmake: nothing stale — {what} up to date ({elapsed:.2f}s)")
             return
-        parts = [f"ran {trials_ran} trials{self._requests('trial')} and {grades_ran} grades"
+        parts = [f"ran {plural(trials_ran, 'trial')}{self._requests('trial')} and {plural(grades_ran, 'grade')}"
                  f"{self._requests('grade')}"]
         if triggers_ran or triggers_ok:
-            parts[0] += f" and {triggers_ran} trigger trials{self._requests('trigger')}"
-        reused = f"reused {trials_ok + reused_trials} trials and {grades_ok + reused_grades} grades"
+            parts[0] += f" and {plural(triggers_ran, 'trigger trial')}{self._requests('trigger')}"
+        reused = f"reused {plural(trials_ok + reused_trials, 'trial')} and {plural(grades_ok + reused_grades, 'grade')}"
         if triggers_ran or triggers_ok:
-            reused += f" and {triggers_ok} trigger trials"
+            reused += f" and {plural(triggers_ok, 'trigger trial')}"
         parts.append(f"{reused} from the store")
         if shared_trials or shared_grades:
-            shared = [f"{n} {what}{'s' if n != 1 else ''}" for n, what in ((shared_trials, "trial"),
-                                                                           (shared_grades, "grade")) if n]
+            shared = [plural(n, what) for n, what in ((shared_trials, "trial"), (shared_grades, "grade")) if n]
             parts.append(f"{' and '.join(shared)} shared within the run (identical inputs)")
         spent = []
         if tally.get("tokens"):
@@ -240,11 +240,11 @@ class SkillmakeReporter:
         errors = int(sum(tally.get(f"{kind}_{outcome}", 0) for kind in ("trial", "trigger")
                          for outcome in ("error", "timeout")))
         if errors:
-            parts.append(f"{errors} trials ended in error/timeout (retried next run)")
+            parts.append(f"{plural(errors, 'trial')} ended in error/timeout (retried next run)")
             LAST_RUN["errors"] = True  # a shard of a CI matrix fails on them (main.exit_code)
         capped = int(tally.get("trial_capped", 0) + tally.get("trigger_capped", 0))
         if capped:
-            parts.append(f"{capped} trials not run: spending cap")
+            parts.append(f"{plural(capped, 'trial')} not run: spending cap")
         if self.failures:
             shown = ", ".join(self.failures[:5]) + (f" and {len(self.failures) - 5} more" if len(self.failures) > 5
                                                     else "")
@@ -420,3 +420,4 @@ def _kind(name: str) -> str | None:
 
 def _indent(text: str) -> str:
     return "\n".join("  " + line for line in text.splitlines())
+

@@ -30,7 +30,7 @@ cases:
 
 
 def _requests_line(out: str) -> int:
-    m = re.search(r"ran \d+ trials \((\d+) model requests", out)
+    m = re.search(r"ran \d+ trials? \((\d+) model requests", out)
     assert m, out
     return int(m.group(1))
 

@@ -138,7 +138,7 @@ class Project:
 
 def summary_counts(out: str) -> tuple[int, int]:
     """(trials ran, grades ran) from the closing line; (0, 0) for the nothing-stale line or no run."""
-    m = re.search(r"ran (\d+) trials\b.*? and (\d+) grades", out)
+    m = re.search(r"ran (\d+) trials?\b.*? and (\d+) grades?\b", out)
     return (int(m.group(1)), int(m.group(2))) if m else (0, 0)
 
 

@@ -119,7 +119,7 @@ def test_explain_takes_task_names_cells_and_globs(project: Project) -> None:
     assert plain.code == 0, plain.err
     # What `skillmake trial:alpha/one/with_skill/0` runs: the trial, not its grade (one function decides both).
     assert plain.out.splitlines() == ["trial:alpha/one/with_skill/0  new",
-                                      "would run 1 trials (1 agent calls) and 0 grades; reuse 0 trials and 0 grades"]
+                                      "would run 1 trial (1 agent call) and 0 grades; reuse 0 trials and 0 grades"]
     cells = project.run("explain", "alpha/*/without_skill/1", "grade:beta/five/alt/*", check_views=False)
     tasks = [line.split()[0] for line in cells.out.splitlines()[:-1]]
     assert tasks == ["trial:alpha/one/without_skill/1", "grade:alpha/one/without_skill/1",

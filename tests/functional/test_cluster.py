@@ -354,4 +354,4 @@ def test_a_worker_killed_mid_trial_takes_its_trials_processes_with_it_and_the_tr
             time.sleep(0.1)
         assert not [pid for pid in below if _alive(pid)]  # the job and its agent died with their worker
     assert run.returncode == 0, out.decode() + err.decode()  # the trial ran again on the other worker
-    assert "ran 1 trials" in out.decode(), out.decode()
+    assert "ran 1 trial " in out.decode(), out.decode()

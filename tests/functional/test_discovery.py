@@ -69,7 +69,7 @@ def test_from_a_subfolder_the_project_is_found_upward_and_doit_sees_the_same_spe
     deep.mkdir()
     first = run(deep)
     assert first.returncode == 0, first.stderr + first.stdout
-    assert "ran 1 trials" in first.stdout and len(p.calls()) == 1
+    assert "ran 1 trial " in first.stdout and len(p.calls()) == 1
     assert not (deep / ".skillmake").exists() and not (p.root / "evals" / ".skillmake").exists()
     assert (p.root / ".skillmake" / "reports" / "a" / "report.json").is_file()
     same = run(p.root, doit=True)  # plain doit at the root: the same specs, the same store

@@ -33,7 +33,7 @@ WRITER = AGENT + 'Path("answer.json").write_text(\'{"answer": "yes"}\')\n'
 
 def ran(run: Run) -> tuple[int, int, int]:
     """(agent calls, trials ran, grades ran): the summary line read whether or not it names request counts."""
-    m = re.search(r"ran (\d+) trials.*? and (\d+) grades", run.out)
+    m = re.search(r"ran (\d+) trials?\b.*? and (\d+) grades?\b", run.out)
     trials, grades = (int(m.group(1)), int(m.group(2))) if m else (0, 0)
     return run.agent_calls, trials, grades
 

@@ -44,7 +44,7 @@ def test_init_writes_a_spec_beside_the_skill_that_validates_and_runs(tmp_path: P
     assert sm(p.root, "validate", "skills/shout.eval.yaml").returncode == 0
     run = sm(p.root)
     assert run.returncode == 0, run.stdout + run.stderr
-    assert "ran 1 trials and 1 grades" in run.stdout  # offline, no key: the example case passes as written
+    assert "ran 1 trial and 1 grade" in run.stdout  # offline, no key: the example case passes as written
 
 
 def test_init_refuses_to_overwrite(tmp_path: Path) -> None:

@@ -72,7 +72,7 @@ def test_a_corrupt_output_object_makes_its_trial_stale_until_it_runs_again(p: Pr
     _damage(obj, bytes([good[0] ^ 0x20]) + good[1:])  # one flipped bit, same size
     explained = p.run("explain", check_views=False)
     assert f"trial:t/one/with_skill/0  output object {trial['outputs']['output'][:19]}… is corrupt" in explained.out
-    assert "would run 1 trials" in explained.out
+    assert "would run 1 trial " in explained.out
     report = p.run("report")  # a re-render shows the cell without a result (its record is set aside) …
     assert report.code == 1 and "1 of 2 trials have no grade" in report.out
     run = p.run()  # … and the next run draws it again

@@ -81,7 +81,7 @@ def test_grades_shared_within_the_run_are_not_said_to_come_from_the_store(
         selected: tuple[Project, int, str]) -> None:
     _, _, out = selected
     closing = next(line for line in out.splitlines() if line.startswith("skillmake: ran "))
-    assert "ran 3 trials and 1 grades; reused 0 trials and 0 grades from the store; 2 grades shared within the run" \
+    assert "ran 3 trials and 1 grade; reused 0 trials and 0 grades from the store; 2 grades shared within the run" \
         in closing, closing
 
 

@@ -72,7 +72,7 @@ def test_rates_precision_recall_and_views(tmp_path: Path) -> None:
     assert (summary["precision"], summary["recall"], summary["f1"], summary["accuracy"]) == (1.0, 1.0, 1.0, 1.0)
     assert section["false_positives"] == []
     # 6 runs called a skill (two model turns each: the tool call, then the answer), 2 answered at once.
-    assert "ran 1 trials and 1 grades and 8 trigger trials (14 model requests)" in run.out
+    assert "ran 1 trial and 1 grade and 8 trigger trials (14 model requests)" in run.out
     # Each trigger cell has its view, a checkout labelled with the cell's identity.
     view = orjson.loads((project.root / ".skillmake/triggers/kids/what-s-the-weather-today/trial-1/trial.json")
                         .read_bytes())

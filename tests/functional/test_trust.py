@@ -143,7 +143,7 @@ def test_a_record_serves_a_cell_only_within_its_timeout(tmp_path: Path) -> None:
     assert (raised.agent_calls, raised.code) == (0, 0)  # raising a timeout costs nothing
     p.replace("t.eval.yaml", "id: hasty, prompt: sleep 1.5, timeout: 20", "id: hasty, prompt: sleep 1.5, timeout: 1")
     explained = p.run("explain", check_views=False)
-    assert "would run 1 trials" in explained.out
+    assert "would run 1 trial " in explained.out
     lowered = p.run()
     assert lowered.agent_calls == 1  # only the cell the 1.5 s record no longer fits runs again …
     assert lowered.code == 1  # … and its own run timed out: no pass borrowed from the patient cell

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
+from skillmake.core.console import plural as plural  # re-exported: the checks say their counts with it
 from skillmake.spec.model import Check
 
 
@@ -80,5 +81,3 @@ def listing(items: list[str], limit: int = 5) -> str:
     return shown
 
 
-def plural(n: int, word: str, many: str | None = None) -> str:
-    return f"{n} {word}" if n == 1 else f"{n} {many or word + 's'}"
