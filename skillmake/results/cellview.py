@@ -254,6 +254,15 @@ def _cut_links(base: Path, folder: str, safe: set[str] | None) -> bool:
     return stat.S_ISDIR(mode)
 
 
+def forget_arms(spec_dir: str) -> None:
+    """Drop what _ARMS notes below runs/<spec>/ (the report's checkout, once a run's cells of the spec are done): a
+    later run looks at every folder on its cells' paths again, whatever was removed and made since."""
+    prefix = spec_dir + "/"
+    with _LINKS:
+        for arm in [a for a in _ARMS if a.startswith(prefix)]:
+            del _ARMS[arm]
+
+
 def _same_arm(arm: str) -> bool:
     """Whether `arm` is a folder _cut_cell_links found free of links on its path, and its path still names it: one
     lstat (a link put in place of a folder above it makes the path name another folder; one put in place of the arm

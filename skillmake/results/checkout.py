@@ -29,7 +29,7 @@ from skillmake.core.redact import environment_secrets
 from skillmake.results.cellview import STAMP as STAMP
 from skillmake.results.cellview import Cell as Cell
 from skillmake.results.cellview import CellRecords as CellRecords
-from skillmake.results.cellview import cell_rel, current, unchanged, write, write_view
+from skillmake.results.cellview import cell_rel, current, forget_arms, unchanged, write, write_view
 from skillmake.results.cellview import shown_keys as shown_keys
 from skillmake.run import grade as grading
 from skillmake.run import trial as trials
@@ -127,6 +127,8 @@ def checkout(project: Project, cells: Sequence[CellRecords]) -> int:
     for spec, case in cases.values():
         cut_links(project.runs_dir, project.runs_dir / spec.name / case.id)
         _write_metadata(project.runs_dir / spec.name / case.id, spec, case)
+    for name in specs:  # its run's cells are done: a later run looks at their paths afresh
+        forget_arms(f"{project.runs_dir}/{name}")
     return len(stale)
 
 

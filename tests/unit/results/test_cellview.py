@@ -126,3 +126,16 @@ def test_a_forked_child_names_its_temporary_folders_by_its_own_pid() -> None:
         os._exit(0 if cellview._pid() == os.getpid() else 1)
     _, status = os.waitpid(child, 0)
     assert os.waitstatus_to_exitcode(status) == 0
+
+
+def test_the_reports_checkout_forgets_the_arm_folders_of_its_spec(fresh: tuple[Project, list[CellRecords]]) -> None:
+    """What an early checkout noted lives for the run: the report's checkout of the spec drops it, so a later run
+    in the same process looks at every folder on its cells' paths again."""
+    project, recs = fresh
+    for rec in recs[:2]:
+        checkout.check_out_early(project, rec)
+    arm = f"{project.runs_dir}/p/a/with_skill"
+    cellview._ARMS["/elsewhere/a/with_skill"] = (0, 0)  # another spec's (or project's): kept
+    assert arm in cellview._ARMS
+    checkout.checkout(project, recs)
+    assert arm not in cellview._ARMS and "/elsewhere/a/with_skill" in cellview._ARMS
