@@ -96,6 +96,13 @@ def named_without_gate(argv: Sequence[str]) -> bool:
     return bool(named) and not any(fnmatch.fnmatchcase("thresholds", p) for p in named)
 
 
+def names_report_group(argv: Sequence[str]) -> bool:
+    """`doit report` (a dodo.py's doit, where `report` is the task group rather than skillmake's own command):
+    the group gates the run as the thresholds task would, once every spec is reported (tasks.report_tasks)."""
+    named = targets(argv)
+    return "report" in named and not any(fnmatch.fnmatchcase("thresholds", p) for p in named)
+
+
 def names_reports(argv: Sequence[str]) -> bool:
     """named_without_gate, with a report among the names: doit goes on past a failed report (config.doit_config),
     so that `skillmake 'report:*'` writes every named spec's report, not those before the first failing one."""

@@ -345,9 +345,15 @@ def report_tasks(root: str) -> Iterator[dict[str, Any]]:
     project = project_at(root)
     chosen = chosen_at(root)
     full = full_graph()
-    yield {"basename": "report", "name": None, "doc": "aggregate grades into reports; fail below thresholds"}
-    merges = _merges()
     plans_at(root)
+    group: dict[str, Any] = {"basename": "report", "name": None,
+                             "doc": "aggregate grades into reports; fail below thresholds"}
+    if scope.names_report_group(COMMAND or sys.argv[1:]):
+        # `doit report`: a red verdict fails it, as a run's does. doit gives a group no action of its own, so the
+        # group waits on the gate (which waits on every report: doit stops at it, after they are all written).
+        group["task_dep"] = ["thresholds"]
+    yield group
+    merges = _merges()
     # Tasks named without `thresholds` (`skillmake report:a`): each report gates on its own spec, or the run
     # would print "1 failing: a" and exit 0.
     gate = scope.named_without_gate(COMMAND or sys.argv[1:])

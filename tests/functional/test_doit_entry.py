@@ -51,6 +51,17 @@ def test_plain_doit_runs_lists_and_skips(project: Project) -> None:
     assert info.returncode == 0 and "up-to-date" in info.stdout
 
 
+def test_doit_report_exits_1_on_a_failing_spec_as_skillmake_report_does(project: Project) -> None:
+    project.replace("alpha.eval.yaml", "needle: ONE}", "needle: NEVER}")  # alpha's case one fails every trial
+    assert doit(project).returncode == 1
+    calls = len(project.calls())
+    named = doit(project, "report")  # the report group, named: each report gates on its own spec
+    assert named.returncode == 1, named.stdout + named.stderr
+    assert "alpha" in named.stdout + named.stderr and len(project.calls()) == calls  # nothing ran again
+    one = doit(project, "report:beta")  # a passing spec's report alone passes
+    assert one.returncode == 0, one.stdout + one.stderr
+
+
 def test_doit_validate_rechecks_only_changed_specs(project: Project) -> None:
     first = doit(project, "validate")
     assert first.returncode == 0, first.stderr
