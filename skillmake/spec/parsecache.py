@@ -2,11 +2,11 @@
 
 Parsing YAML with its source map is half of loading a spec (~2 ms of a 50-case spec's ~5 ms). What it gives (the
 data and every pointer's line:column) is a pure function of the file's bytes and of the parser, so an entry is named
-by the sha256 of both: the bytes, and the parser's own code (source.py, yamlread.py), PyYAML's version and whether
-its libyaml extension is installed. Editing the parser, or upgrading PyYAML, misses every entry instead of serving a
-parse the new code would not give. An entry that cannot be read back exactly (a torn or edited file, another format)
-is a miss, and the spec is parsed again. Only clean parses are kept: a file with a syntax error or a duplicate key,
-or data JSON cannot hold exactly (NaN, infinities, lone surrogates), is parsed every time.
+by the sha256 of both: the bytes, and the parser's own code (sourcemap.py, source.py, yamlread.py), PyYAML's version
+and whether its libyaml extension is installed. Editing the parser, or upgrading PyYAML, misses every entry instead
+of serving a parse the new code would not give. An entry that cannot be read back exactly (a torn or edited file,
+another format) is a miss, and the spec is parsed again. Only clean parses are kept: a file with a syntax error or a
+duplicate key, or data JSON cannot hold exactly (NaN, infinities, lone surrogates), is parsed every time.
 """
 
 from __future__ import annotations
@@ -28,14 +28,14 @@ _parser: bytes | None = None
 
 
 def _parser_digest() -> bytes:
-    """What decides a parse besides the bytes: the readers' code (source.py, yamlread.py), PyYAML's version and
+    """What decides a parse besides the bytes: the readers' code (sourcemap, source, yamlread), PyYAML's version and
     whether its libyaml extension is installed, read from PyYAML's files without importing it (~11 ms, which a
     load whose specs are all cached, a no-op's, never needs): its __init__.py (which holds its version) and the
     names and sizes of its package's files (the extension is one of them)."""
     global _parser
     if _parser is None:
         here = Path(__file__).parent
-        parts = [(here / "source.py").read_bytes(), (here / "yamlread.py").read_bytes()]
+        parts = [(here / name).read_bytes() for name in ("sourcemap.py", "source.py", "yamlread.py")]
         found = importlib.util.find_spec("yaml")
         if found is not None and found.origin and found.submodule_search_locations:
             parts.append(Path(found.origin).read_bytes())

@@ -11,7 +11,7 @@ from typing import Any
 import yaml
 
 from skillmake.core.errors import Location, SpecError
-from skillmake.spec.source import (
+from skillmake.spec.sourcemap import (
     _INT_HINT,
     _INT_LIMIT,
     _INT_TOO_LARGE,
