@@ -182,9 +182,10 @@ def current(project: Project, rec: CellRecords, shown: Any, *, safe: set[str] | 
     Links on its path are cut first. `safe`: the arm folders this checkout found free of links (only the cell's own
     folder is looked at then)."""
     c = rec.cell
-    folder = f"{project.runs_dir}/{c.spec.name}/{cell_rel(c.case.id, c.arm.name, c.k)}"  # workspace.trial_dir's
+    runs = os.fspath(project.runs_dir)
+    folder = f"{runs}/{c.spec.name}/{cell_rel(c.case.id, c.arm.name, c.k)}"  # workspace.trial_dir's
     with _LINKS:  # cells share their case and arm folders: one thread at a time removes a link there
-        exists = _cut_links(project.runs_dir, folder, safe)  # a linked runs/<spec> (or below) is never written through
+        exists = _cut_links(runs, folder, safe)  # a linked runs/<spec> (or below) is never written through
     stamp = rec.stamp
     if not exists:  # a new cell (a first run's every one): no stamp of its own to read, nothing to compare
         return folder, stamp, None
@@ -235,12 +236,12 @@ def write(project: Project, rec: CellRecords, folder: str, stamp: str, *, secret
     return {"stamp": stamp, "keys": keys, "stat": written}
 
 
-def _cut_links(base: Path, folder: str, safe: set[str] | None) -> bool:
+def _cut_links(base: str, folder: str, safe: set[str] | None) -> bool:
     """cut_links(base, folder), looking only at `folder` itself when its parent is in `safe` (then added), or is an
     arm folder found free of links before and still the same folder (_ARMS); whether `folder` exists (as a folder)."""
     parent = os.path.dirname(folder)
     if not (parent in safe if safe is not None else _same_arm(parent)):
-        exists = _cut_cell_links(os.fspath(base), folder)
+        exists = _cut_cell_links(base, folder)
         if safe is not None:
             safe.add(parent)
         return exists
