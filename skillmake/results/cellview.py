@@ -20,6 +20,7 @@ import orjson
 from skillmake.core import atomic, fstree
 from skillmake.core.canonical import digest_json
 from skillmake.core.paths import cut_links
+from skillmake.core.pid import pid
 from skillmake.core.redact import environment_secrets
 from skillmake.results.files import GRADING, TIMING, json_bytes
 from skillmake.results.grading import grading_json, timing_json
@@ -36,14 +37,6 @@ _LINKS = threading.Lock()
 _ARMS: dict[str, tuple[int, int]] = {}
 _ARMS_MAX = 4096
 
-
-def _pid() -> int:
-    """os.getpid(), asked once per process (a system call each time; renewed in a forked child)."""
-    return _PIDS[0]
-
-
-_PIDS = [os.getpid()]
-os.register_at_fork(after_in_child=lambda: _PIDS.__setitem__(0, os.getpid()))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -210,7 +203,7 @@ def write(project: Project, rec: CellRecords, folder: str, stamp: str, *, secret
     # so the files in it are written as new files (no temp file and rename of their own). What each write leaves
     # (its size and mtime, from the write itself) is the folder's stat: no listing of what was just written.
     parent, name = os.path.split(folder)
-    fresh = f"{parent}/.{name}.new-{_pid()}"
+    fresh = f"{parent}/.{name}.new-{pid()}"
     try:
         os.mkdir(fresh)
     except FileExistsError:  # left by a run that died here
@@ -227,7 +220,7 @@ def write(project: Project, rec: CellRecords, folder: str, stamp: str, *, secret
     except OSError as exc:
         if exc.errno not in (errno.ENOTEMPTY, errno.EEXIST, errno.ENOTDIR):
             raise
-        old = f"{parent}/.{name}.old-{_pid()}"
+        old = f"{parent}/.{name}.old-{pid()}"
         fstree.remove_tree(old)  # left by a run that died here
         os.replace(folder, old)
         os.replace(fresh, folder)

@@ -118,16 +118,6 @@ def test_a_link_put_on_a_noted_arm_folders_path_is_still_cut(fresh: tuple[Projec
     assert (view / "trial.json").is_file() and not any(p.is_symlink() for p in [view, *view.parents][:4])
 
 
-def test_a_forked_child_names_its_temporary_folders_by_its_own_pid() -> None:
-    """The pid in a new folder's temporary name is asked once per process, and again in a forked child."""
-    assert cellview._pid() == os.getpid()
-    child = os.fork()
-    if child == 0:  # pragma: no cover - the child's outcome is its exit status
-        os._exit(0 if cellview._pid() == os.getpid() else 1)
-    _, status = os.waitpid(child, 0)
-    assert os.waitstatus_to_exitcode(status) == 0
-
-
 def test_the_reports_checkout_forgets_the_arm_folders_of_its_spec(fresh: tuple[Project, list[CellRecords]]) -> None:
     """What an early checkout noted lives for the run: the report's checkout of the spec drops it, so a later run
     in the same process looks at every folder on its cells' paths again."""
