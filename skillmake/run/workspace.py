@@ -19,6 +19,7 @@ import orjson
 from skillmake.core import fstree
 from skillmake.core.pid import pid
 from skillmake.run.staging import Held, stage_inputs, untouched
+from skillmake.run.supervisors import RUN_PID_ENV
 from skillmake.spec.model import Case, Spec
 
 # Variables passed from the user's environment to every agent; everything else is dropped.
@@ -166,14 +167,20 @@ class _Spares:
 
     def clear(self, owner: int) -> None:
         """At exit: the spares go (a run killed before this leaves them to the next run, which empties the work
-        root first)."""
+        root first), and so does a work root left empty, by the run's main process only (a -P process worker
+        leaving early could remove one that another worker is about to make a trial folder in)."""
         if owner != pid():
             return
         with self.lock:
+            roots = list(self.free)
             spares = [spare for group in self.free.values() for spare, _ in group]
             self.free = {}
         for spare in spares:
             fstree.remove_tree(spare)
+        if os.environ.get(RUN_PID_ENV) == str(owner):
+            for root in roots:  # <tmp>/skillmake-<uid>/<project>: one a project, a test suite's thousands
+                with contextlib.suppress(OSError):  # not empty: a killed run's folders (the next run empties it)
+                    os.rmdir(root)
 
 
 _SPARES = _Spares()

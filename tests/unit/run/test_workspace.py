@@ -80,3 +80,34 @@ def test_a_process_runs_its_next_trial_in_the_folder_it_emptied_where_it_is(
     assert hermetic.problem(second.workspace) is None
     assert listed == []  # nothing above the workspace changed since the last trial looked
     release(second)
+
+
+def test_the_run_leaves_no_empty_work_root_behind_and_keeps_one_that_holds_something(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from skillmake.core.pid import pid
+    from skillmake.run import workspace
+    from skillmake.run.supervisors import RUN_PID_ENV
+
+    spares = workspace._Spares()
+    monkeypatch.setattr(workspace, "_SPARES", spares)
+    case = Case(id="c", index=0, prompt="p")
+    roots = {}
+    for name in ("empty", "busy"):
+        root = roots[name] = tmp_path / "tmp" / name
+        tdir = workspace.scratch_dir(root, "sha256:" + "a" * 64, "run1")
+        workspace.prepare(tdir, case)
+        workspace.release(tdir)  # a spare of this process
+    (roots["busy"] / "left-by-a-killed-run").mkdir()
+    monkeypatch.delenv(RUN_PID_ENV, raising=False)
+    spares.clear(pid())  # not the run's main process (a unit test, a -P process worker): roots stay
+    assert sorted(os.listdir(tmp_path / "tmp")) == ["busy", "empty"] and os.listdir(roots["empty"]) == []
+
+    spares = workspace._Spares()
+    monkeypatch.setattr(workspace, "_SPARES", spares)
+    for name in ("empty", "busy"):
+        tdir = workspace.scratch_dir(roots[name], "sha256:" + "b" * 64, "run2")
+        workspace.prepare(tdir, case)
+        workspace.release(tdir)
+    monkeypatch.setenv(RUN_PID_ENV, str(pid()))
+    spares.clear(pid())  # the run's main process: an empty work root goes, a non-empty one stays
+    assert os.listdir(tmp_path / "tmp") == ["busy"] and os.listdir(roots["busy"]) == ["left-by-a-killed-run"]
