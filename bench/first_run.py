@@ -13,6 +13,9 @@ Where the projects live matters on some disks, and the bench keeps that out of t
   churn of the folder charged skillmake's side alone.
 - Every run's tree is kept until the bench ends, for the same reason: removing one side's 6,000 views right before
   the next side starts made that side's creates the slow ones.
+- Other processes deleting files on the same disk still raise that cost (the team's machine: 12 µs to 105 µs a
+  create in one morning), so the table's title says what a create cost when the bench began. Compare ratios taken
+  at similar costs.
 
     python bench/first_run.py [--sizes 200] [--runs 1]      # a minute on a 2-core machine
     python bench/first_run.py --sizes 600,6000               # the issue's sizes
@@ -29,6 +32,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -84,6 +88,17 @@ def bare_side(base: Path, n: int, run: int) -> tuple[float, float, int]:
     return wall, cpu, rss
 
 
+def create_cost(base: Path, files: int = 2_000) -> float:
+    """Microseconds of CPU to create an empty file in a new folder of `base` now (kept until the bench ends): what a
+    view's files cost on this disk at this moment, printed beside the table (see the module's docstring)."""
+    folder = base / "probe"
+    folder.mkdir()
+    start = time.process_time()
+    for i in range(files):
+        os.close(os.open(folder / str(i), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
+    return (time.process_time() - start) / files * 1e6
+
+
 def medians(runs: list[tuple[float, float]]) -> tuple[float, float]:
     """The median wall time and the median CPU time of a side's runs."""
     return statistics.median(w for w, _ in runs), statistics.median(c for _, c in runs)
@@ -107,6 +122,7 @@ def main() -> None:
     # Trials run where a user's do: in the system's temporary folder, outside every project (the checkout is one).
     trials = Path(tempfile.mkdtemp(prefix="skillmake-first-run-trials-"))
     rows = []
+    probe = create_cost(base)
     try:
         for n in (int(x) for x in args.sizes.split(",")):
             ours: list[tuple[float, float]] = []
@@ -137,7 +153,7 @@ def main() -> None:
         shutil.rmtree(base, ignore_errors=True)
         shutil.rmtree(trials, ignore_errors=True)
     print(f"\nfirst run of an instant command agent ({COMMAND!r}), -j 4 / -n 4 -P thread, in {args.where}, "
-          f"medians of {args.runs}\n")
+          f"medians of {args.runs}; a file create there cost {probe:.0f} µs of CPU when the bench began\n")
     headers = ["trials", "skillmake s", "bare doit s", "× bare doit", "overhead ms/trial", "skillmake CPU-s",
                "bare CPU-s", "CPU × bare", "skillmake MiB", "bare doit MiB", "MiB × bare"]
     if args.against:
