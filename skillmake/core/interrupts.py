@@ -15,9 +15,13 @@ depends on where it runs:
 - the run's own process once tasks run (arm()): `skillmake` raises KeyboardInterrupt (its main() stops every
   trial's processes, says so and exits 130); plain `doit` writes the one line and raises SystemExit(130), so
   doit saves what finished;
-- a doit worker process (`-P process`): raise KeyboardInterrupt only when it is idle in doit's loop (it then
-  leaves); a worker in a trial lets the trial end itself (its supervisors were just stopped, and the next
-  `process.run` raises Interrupted), so no half-written record is left behind.
+- a doit worker process (`-P process`): raise KeyboardInterrupt only where it waits for work in doit's loop (it
+  then leaves); anywhere else (a trial: its supervisors were just stopped, and the next `process.run` raises
+  Interrupted, so no half-written record is left behind; doit's set-up before its loop's try, where nothing would
+  catch it) try again a few milliseconds later, until it waits for work that the interrupted run no longer sends.
+
+At the end of the exit functions, SIGINT and SIGTERM are ignored: the interpreter then restores their default
+actions, and a signal during its last moments would end a run that already has its exit status by the signal.
 
 A signal may be delivered to any thread; only the main thread runs Python handlers, and only when it next runs
 Python code. The wakeup fd (`pending()`) lets a thread that waits on a process notice the signal at once.
@@ -88,6 +92,9 @@ def install(front: str) -> None:
         signal.signal(signum, _on_signal)
     signal.signal(signal.SIGALRM, _retry)
     new_wakeup_fd()
+    import atexit
+
+    atexit.register(_finalizing)  # registered first, so it runs last
     if front == "doit":
         import sys
 
@@ -204,26 +211,49 @@ def _excepthook(kind: type[BaseException], value: BaseException, tb: Any) -> Non
 
 
 def _retry(signum: int, frame: FrameType | None) -> None:
-    """A stop signal whose unwinding was put off (see _on_signal): is the main thread somewhere safe now?"""
+    """A stop signal whose unwinding was put off (see _unwind): is the main thread somewhere safe now? (Its
+    supervisors were told to stop when it came, and one started since stops itself: no need to signal again.)"""
     if _state["interrupted"] and not _state["raised"]:
-        _on_signal(signal.SIGINT, frame)
+        _unwind(frame)
 
 
-def _leaving() -> None:
-    """The process is exiting: a pending retry has nothing left to unwind."""
+def leaving() -> None:
+    """The process is exiting (the run's, or a doit worker's): a pending retry has nothing left to unwind."""
     signal.setitimer(signal.ITIMER_REAL, 0)
     if _state["interrupted"]:
         _state["raised"] = True
 
 
+def _finalizing() -> None:
+    """The last exit function: from here on the interpreter tears itself down and restores SIGINT's and SIGTERM's
+    default actions, so a stop signal now (a process group's Ctrl-C crossing the run's end) would end the process by
+    that signal (exit status -2 or -15, nothing printed) instead of the status the run already has. An ignored
+    signal is left ignored: the run exits as it was about to. A signal that came just before is handled (or not)
+    here without a word: the run's status stands."""
+    try:
+        leaving()
+        for signum in STOP_SIGNALS:
+            signal.signal(signum, signal.SIG_IGN)
+    except (KeyboardInterrupt, SystemExit):
+        pass
+
+
 def _on_signal(signum: int, frame: FrameType | None) -> None:
     interrupt()
+    _unwind(frame)
+
+
+def _unwind(frame: FrameType | None) -> None:
+    """After an interrupt: unwind (or leave) from where the main thread is, or try again a moment later."""
     if _state["raised"]:
         return  # already unwinding: a second signal must not cut its cleanup short
     if os.getpid() != _state["pid"]:  # a doit worker: leave doit's loop only from where it waits for work
-        if _in_doit_worker_loop(frame) and not _in_package(frame):
+        if _waiting_for_work(frame):
             _state["raised"] = True
             raise KeyboardInterrupt
+        # In a trial, in doit's set-up before its loop's try, or between tasks: the worker may get no other
+        # signal, and the interrupted run sends it no more work, so it would wait for work until it is killed.
+        signal.setitimer(signal.ITIMER_REAL, RETRY_S)
         return
     front = _state["front"]
     if _state["armed"] and not _safe_point(frame):
@@ -236,7 +266,7 @@ def _on_signal(signum: int, frame: FrameType | None) -> None:
             # supervisor. Registered now, this runs before every exit function registered earlier (LIFO).
             import atexit
 
-            atexit.register(_leaving)
+            atexit.register(leaving)
             _state["leaving_hook"] = True
         return
     _state["raised"] = True
@@ -274,19 +304,16 @@ _SAFE_WAITS = {("threading.py", "wait"), ("connection.py", "_recv"), ("connectio
                ("queues.py", "get"), ("queue.py", "get")}
 
 
-def _in_package(frame: FrameType | None) -> bool:
+def _waiting_for_work(frame: FrameType | None) -> bool:
+    """Whether a doit worker is in its loop's wait for the next job (doit's MRunner.execute_task_subprocess, in
+    its job queue's get): the one place a KeyboardInterrupt is caught by doit's loop (which tells the run's process
+    and returns) with no task half done and none of skillmake's code on the stack."""
     while frame is not None:
-        if frame.f_code.co_filename.startswith(_PACKAGE):
-            return True
-        frame = frame.f_back
-    return False
-
-
-def _in_doit_worker_loop(frame: FrameType | None) -> bool:
-    while frame is not None:
-        if frame.f_code.co_name == "execute_task_subprocess":
-            return True
-        frame = frame.f_back
+        caller = frame.f_back
+        if caller is not None and caller.f_code.co_name == "execute_task_subprocess":
+            code = frame.f_code
+            return code.co_name == "get" and code.co_filename.endswith(f"multiprocessing{os.sep}queues.py")
+        frame = caller
     return False
 
 

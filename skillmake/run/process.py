@@ -308,8 +308,9 @@ def _worker_started(_: object) -> None:
 
 
 def _worker_exit() -> None:
-    """A doit worker leaving: its supervisors end, then whatever its trials left behind, and its spare trial
-    folders go."""
+    """A doit worker leaving: a pending interrupt retry is cancelled (it has nothing left to unwind), its
+    supervisors end, then whatever its trials left behind, and its spare trial folders go."""
+    interrupts.leaving()
     supervisors.close_all()
     reaper.sweep()
     from skillmake.run.workspace import clear_spares  # only in a worker: process.py stays light to import
