@@ -108,15 +108,16 @@ def _timed_project(tmp_path: Path) -> Project:
     return p
 
 
-def _catches_sigint(pid: int) -> bool:
-    """Whether `pid` has a SIGINT handler: the interpreter installs its own once it has initialised, and before
-    that a SIGINT simply ends it (exit status -2, nothing printed)."""
+def _catches(pid: int, signum: int = signal.SIGINT) -> bool:
+    """Whether `pid` has a handler for `signum`. The interpreter installs its SIGINT handler once it has
+    initialised, and before that a SIGINT simply ends it (exit status -2, nothing printed); nothing catches SIGTERM
+    before skillmake's handlers are in place (interrupts.install)."""
     try:
         status = Path(f"/proc/{pid}/status").read_text()
     except OSError:
         return False
     caught = int(next(line.split()[1] for line in status.splitlines() if line.startswith("SigCgt:")), 16)
-    return bool(caught & (1 << (signal.SIGINT - 1)))
+    return bool(caught & (1 << (signum - 1)))
 
 
 def _starts(p: Project) -> list[float]:
@@ -143,7 +144,7 @@ def _interrupt_at(p: Project, argv: list[str], moment: str, *, ignored: bool = F
         def ready() -> bool:
             if argv[2] == "doit":
                 return (p.root / "dodo.loading").exists()
-            return ignored or _catches_sigint(proc.pid)
+            return ignored or _catches(proc.pid)
 
         while not ready() and proc.poll() is None and time.monotonic() < deadline:
             time.sleep(0.002)
@@ -218,8 +219,10 @@ def test_repeated_interrupts_never_hang_a_process_pool(tmp_path: Path, signum: i
         proc = subprocess.Popen([sys.executable, "-m", "doit", "-n", "4", "-P", "process"], cwd=root, env=env,
                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
                                 start_new_session=True)
+        # Until the dodo.py's import of skillmake installs the handlers, a signal takes its default action
+        # (doit's own start-up, and the first lines of the dodo.py): that is no run of skillmake's yet.
         deadline = time.monotonic() + 60
-        while not (root / "dodo.loading").exists() and time.monotonic() < deadline:  # doit's own start-up
+        while not _catches(proc.pid, signal.SIGTERM) and proc.poll() is None and time.monotonic() < deadline:
             time.sleep(0.005)
         time.sleep(rng.uniform(0.0, 2.0))
         os.killpg(proc.pid, signum)
