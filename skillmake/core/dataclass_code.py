@@ -45,6 +45,11 @@ def cache_path() -> str | None:
 
 def exec_cached(source: Any, globals: Any = None, locals: Any = None, /) -> None:
     """`exec` for dataclasses' generated methods: the source's code from the cache, else compiled and kept."""
+    if globals is None:  # as exec itself: the caller's namespaces (dataclasses always passes its own)
+        caller = sys._getframe(1)
+        globals = caller.f_globals
+        if locals is None:
+            locals = caller.f_locals
     if type(source) is not str:
         builtins.exec(source, globals, locals)
         return

@@ -150,3 +150,15 @@ def test_another_process_compiles_no_method_a_first_one_kept(tmp_path: Path) -> 
     (new, used, path), (again, used_again, _) = runs
     assert int(new) == int(used) >= 40 and path.startswith(str(tmp_path / "prefix"))
     assert int(again) == 0 and int(used_again) == int(used)
+
+
+MARKER = "the caller's globals"
+
+
+def test_without_namespaces_it_runs_in_the_callers_as_exec_does(cache: Path) -> None:
+    scope: dict[str, Any] = {}
+    dataclass_code.exec_cached("seen = MARKER", None, scope)
+    assert scope["seen"] == MARKER
+    found: list[str] = []
+    dataclass_code.exec_cached("found.append(MARKER)")  # the caller's locals too
+    assert found == [MARKER]
