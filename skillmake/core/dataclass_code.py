@@ -90,10 +90,11 @@ def _read(path: str) -> dict[str, CodeType]:
     return {k: v for k, v in table.items() if type(k) is str and type(v) is CodeType}
 
 
-def save() -> None:
+def save(*, force: bool = False) -> None:
     """Write what this process compiled anew, with what the file held (another process may have added some). At
-    exit, so nothing here may raise: a signal arriving now leaves the file as it was (and the exit status alone)."""
-    if not _new or _path is None or sys.dont_write_bytecode:
+    exit, so nothing here may raise: a signal arriving now leaves the file as it was (and the exit status alone).
+    `force`: even with bytecode writing off, as `compileall` writes when asked."""
+    if not _new or _path is None or (sys.dont_write_bytecode and not force):
         return
     tmp = f"{_path}.{os.getpid()}.tmp"
     try:
@@ -109,3 +110,26 @@ def save() -> None:
     except BaseException:  # a read-only install, a full disk, Ctrl-C: compiled again next time
         with contextlib.suppress(OSError):
             os.unlink(tmp)
+
+
+def warm() -> int:
+    """Define the dataclasses of every skillmake module and write their methods' code, as `compileall` writes the
+    .pyc files when asked (bytecode writing off or not); how many methods were new. The test suite runs it once
+    before its workers (tests/bytecode.py): their PYTHONDONTWRITEBYTECODE keeps every test's process from writing.
+    `python -c "from skillmake.core import dataclass_code; dataclass_code.warm()"`."""
+    import importlib
+    import pkgutil
+
+    import skillmake
+
+    for module in pkgutil.walk_packages(skillmake.__path__, "skillmake.", onerror=lambda name: None):
+        if module.name in ("skillmake.__main__", "skillmake.dodo"):  # they run or start something on import
+            continue
+        try:
+            importlib.import_module(module.name)
+        except Exception:  # an optional dependency missing: those classes are compiled where they are used
+            continue
+    new = len(_new)
+    save(force=True)
+    return new
+

@@ -162,3 +162,17 @@ def test_without_namespaces_it_runs_in_the_callers_as_exec_does(cache: Path) -> 
     found: list[str] = []
     dataclass_code.exec_cached("found.append(MARKER)")  # the caller's locals too
     assert found == [MARKER]
+
+
+def test_warm_keeps_the_methods_of_every_module_not_only_a_runs(tmp_path: Path) -> None:
+    """What the test suite runs once before its workers (tests/bytecode.py), bytecode writing off as there."""
+    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1", PYTHONPYCACHEPREFIX=str(tmp_path / "prefix"))
+    warm = subprocess.run([sys.executable, "-c", "from skillmake.core import dataclass_code as d; print(d.warm())"],
+                          env=env, capture_output=True, text=True, timeout=120, check=True)
+    assert int(warm.stdout) >= 300, warm.stdout
+    later = subprocess.run([sys.executable, "-c", "import skillmake.view.server, skillmake.compare.comparator, "
+                            "skillmake.engine.tasks; from skillmake.core import dataclass_code as d; "
+                            "print(len(d._new), len(d._used))"],
+                           env=env, capture_output=True, text=True, timeout=120, check=True)
+    new, used = map(int, later.stdout.split())
+    assert new == 0 and used >= 300
