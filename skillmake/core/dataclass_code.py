@@ -120,9 +120,8 @@ def warm() -> int:
     import importlib
     import pkgutil
 
-    import skillmake
-
-    for module in pkgutil.walk_packages(skillmake.__path__, "skillmake.", onerror=lambda name: None):
+    package = os.path.dirname(os.path.dirname(__file__))  # skillmake's folder (no import of it: no cycle)
+    for module in pkgutil.walk_packages([package], "skillmake.", onerror=lambda name: None):
         if module.name in ("skillmake.__main__", "skillmake.dodo"):  # they run or start something on import
             continue
         try:
