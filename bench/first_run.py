@@ -117,6 +117,9 @@ def main() -> None:
     for tree in (HERE.parent, *([Path(args.against)] if args.against else [])):
         subprocess.run([sys.executable, "-m", "compileall", "-q", str(tree / "skillmake")], check=True,
                        stdout=subprocess.DEVNULL)
+        if (tree / "skillmake" / "core" / "dataclass_code.py").is_file():  # as an install's first run leaves it
+            subprocess.run([sys.executable, "-c", "from skillmake.core import dataclass_code; dataclass_code.warm()"],
+                           check=True, stdout=subprocess.DEVNULL, env={**os.environ, "PYTHONPATH": str(tree)})
     Path(args.where).mkdir(parents=True, exist_ok=True)
     base = Path(tempfile.mkdtemp(prefix="skillmake-first-run-", dir=args.where))
     # Trials run where a user's do: in the system's temporary folder, outside every project (the checkout is one).

@@ -9,9 +9,3 @@ import time as _time
 
 __version__ = "0.1.0"
 STARTED = _time.monotonic()  # when this process began loading skillmake: the run's wall time starts here
-
-# Before any of skillmake's dataclasses is defined: their methods' code from the cache beside the bytecode, not
-# compiled again at every start (~35 ms of a run's CPU; core/dataclass_code.py).
-from skillmake.core import dataclass_code as _dataclass_code  # noqa: E402
-
-_dataclass_code.install()

@@ -8,6 +8,11 @@ from skillmake.core import interrupts
 
 interrupts.install_for_doit()
 
+# Before any of skillmake's dataclasses is defined (as in __main__.py): their methods' code from the cache.
+from skillmake.core import dataclass_code  # noqa: E402
+
+dataclass_code.install()
+
 import sys  # noqa: E402
 from types import FrameType  # noqa: E402
 

@@ -9,7 +9,9 @@ file carries the interpreter's magic number, and any text not in the file is com
 code runs is unchanged (the same code object `compile` gives; the same globals and the same closure).
 
 How: dataclasses calls the name `exec` on each method's source; that name is looked up in the dataclasses module
-before the builtins, so `install` sets it there to `exec_cached`, which compiles only what the file lacks. New
+before the builtins, so `install` sets it there to `exec_cached`, which compiles only what the file lacks. Only
+skillmake's own processes install it (`python -m skillmake`, a dodo.py's `from skillmake.dodo import *`): importing
+skillmake from another program leaves that program's dataclasses module as it was. New
 entries are written when the process exits (atomically; a cache, so no fsync), unless bytecode writing is off
 (`-B`, PYTHONDONTWRITEBYTECODE), as Python does for its own `.pyc` files.
 """
@@ -120,6 +122,7 @@ def warm() -> int:
     import importlib
     import pkgutil
 
+    install()
     package = os.path.dirname(os.path.dirname(__file__))  # skillmake's folder (no import of it: no cycle)
     for module in pkgutil.walk_packages([package], "skillmake.", onerror=lambda name: None):
         if module.name in ("skillmake.__main__", "skillmake.dodo"):  # they run or start something on import

@@ -135,8 +135,9 @@ def test_another_process_compiles_no_method_a_first_one_kept(tmp_path: Path) -> 
     """Two real interpreters importing the front end, bytecode writing on (PYTHONPYCACHEPREFIX keeps the files out
     of the checkout): the first compiles the methods and keeps them, the second compiles none."""
     code = textwrap.dedent("""
-        import skillmake.commands.cli, skillmake.spec.model
         from skillmake.core import dataclass_code as d
+        d.install()  # as python -m skillmake and skillmake.dodo do first
+        import skillmake.commands.cli, skillmake.spec.model
         print(len(d._new), len(d._used), d._path)
     """)
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
@@ -170,9 +171,18 @@ def test_warm_keeps_the_methods_of_every_module_not_only_a_runs(tmp_path: Path) 
     warm = subprocess.run([sys.executable, "-c", "from skillmake.core import dataclass_code as d; print(d.warm())"],
                           env=env, capture_output=True, text=True, timeout=120, check=True)
     assert int(warm.stdout) >= 300, warm.stdout
-    later = subprocess.run([sys.executable, "-c", "import skillmake.view.server, skillmake.compare.comparator, "
-                            "skillmake.engine.tasks; from skillmake.core import dataclass_code as d; "
+    later = subprocess.run([sys.executable, "-c", "from skillmake.core import dataclass_code as d; d.install(); "
+                            "import skillmake.view.server, skillmake.compare.comparator, skillmake.engine.tasks; "
                             "print(len(d._new), len(d._used))"],
                            env=env, capture_output=True, text=True, timeout=120, check=True)
     new, used = map(int, later.stdout.split())
     assert new == 0 and used >= 300
+
+
+def test_importing_skillmake_leaves_the_dataclasses_module_alone_its_front_ends_install_it() -> None:
+    """A program that imports skillmake keeps its dataclasses as they were; `python -m skillmake` and a dodo.py's
+    `from skillmake.dodo import *` (skillmake's own processes) answer from the cache."""
+    probe = "import dataclasses, sys; import {0}; print(getattr(dataclasses, 'exec', None) is not None)"
+    seen = [subprocess.run([sys.executable, "-c", probe.format(module)], capture_output=True, text=True, timeout=60,
+                           check=True).stdout.strip() for module in ("skillmake.engine.plan", "skillmake.dodo")]
+    assert seen == ["False", "True"]
