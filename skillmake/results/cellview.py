@@ -38,7 +38,6 @@ _ARMS: dict[str, tuple[int, int]] = {}
 _ARMS_MAX = 4096
 
 
-
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Cell:
     """One cell (spec, case, arm, k) and the trial key it maps to now."""
