@@ -10,13 +10,15 @@ an unrelated edit plans none of them, and raising max plans only what the sequen
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from skillmake.core.stats import stop_points, trial_needed
 from skillmake.engine.plan import Item, SpecPlan, adaptive_settings, cell_groups, passed, stop_of
-from skillmake.results.checkout import Cell, CellRecords, records_of
 from skillmake.run.project import Project
 from skillmake.spec.model import Spec
+
+if TYPE_CHECKING:  # loaded where a look reads grades: a plain no-op (which imports this module) never does
+    from skillmake.results.checkout import Cell, CellRecords
 
 NOT_NEEDED = "not needed"  # the outcome a trial task reports when an earlier look decided its cell
 
@@ -40,6 +42,8 @@ _GROUPS: dict[int, tuple[SpecPlan, dict[tuple[str, str], list[Item]]]] = {}
 
 
 def _cell(project: Project, spec: Spec, item: Any, k: int) -> Cell:
+    from skillmake.results.checkout import Cell
+
     key = item.tkey.key if k == item.k else project.keys.trial_key(spec, item.case, item.arm, k).key
     return Cell(spec=spec, case=item.case, arm=item.arm, k=k, key=key)
 
@@ -53,6 +57,8 @@ def needed(project: Project, item: Item) -> bool:
     before = [n for n in stop_points(adaptive.least, adaptive.most, adaptive.batch) if n <= item.k]
     if not before:
         return True
+    from skillmake.results.checkout import records_of
+
     passes = [passed(records_of(project, _cell(project, item.spec, item, k)).grade) for k in range(before[-1])]
     if any(p is None for p in passes):
         return False  # an earlier trial gave no verdict (an error): the cell waits for it, retried next run

@@ -15,12 +15,11 @@ from typing import Any
 from skillmake.core.canonical import digest_json
 from skillmake.core.stats import VERDICT_OUTCOMES, Stop, adaptive_stop
 from skillmake.engine.index import Index, index_path
-from skillmake.results.checkout import labels_digest
-from skillmake.results.triggers import skip_reason
 from skillmake.run import grade as grading
 from skillmake.run.keys import TrialKey, grade_key, grade_part
 from skillmake.run.project import Project
 from skillmake.run.trial import timeout_of
+from skillmake.spec.derived import labels_digest, trigger_skip_reason
 from skillmake.spec.model import Adaptive, Arm, Case, Spec, TriggerQuery
 from skillmake.store.objects import GRADE_SCHEMA
 from skillmake.triggers.keys import Offered, trigger_keys
@@ -114,7 +113,7 @@ class SpecPlan:
 
 
 def settings_digest(spec: Spec) -> str | None:
-    """What a report shows or decides that no key holds: labels (checkout.labels_digest), the thresholds, the
+    """What a report shows or decides that no key holds: labels (spec/derived.labels_digest), the thresholds, the
     required cases and the trigger threshold. Editing one re-renders the report (and may turn its verdict) without
     running or grading anything; None when a spec sets none of them."""
     parts: dict[str, Any] = {}
@@ -170,7 +169,7 @@ def plan_spec(project: Project, spec: Spec) -> SpecPlan:
                     item.grade_cached = os.path.exists(f"{actions_dir}/{h[:2]}/{h}.json")
                 plan.items.append(item)
     tests = spec.trigger_tests
-    if tests is not None and skip_reason(spec) is None:
+    if tests is not None and trigger_skip_reason(spec) is None:
         limit_ms = trigger_timeout(spec, tests) * 1000
         offered = trigger_keys(project).offered(spec, tests)
         for query in tests.queries:

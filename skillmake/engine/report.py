@@ -112,10 +112,11 @@ def build_and_write(project: Project, plan: SpecPlan, *, evaluated: bool = True,
     printing its one "nothing changed" line (`skillmake report` says it once for all of them).
     `selected`: the names of the cells this run's selection (-k, --tag, --spec) picked, None for all: a cell left
     out that has no grade is "not run (not selected)", not a failure (pytest's -k)."""
-    from skillmake.results import junit_xml, publish, render_summary, write_junit
+    from skillmake.results import junit_xml, render_summary, write_junit
     from skillmake.results.eva_history import append_eva_row, eva_history_path, eva_row
     from skillmake.results.files import write_changed
     from skillmake.results.html import html_report
+    from skillmake.results.publish import publish
     from skillmake.spec.adapters.eva import is_eva_spec
 
     settled.unsettle(project, plan.spec.name)  # until this report is written and passed

@@ -21,7 +21,6 @@ from typing import Any
 import orjson
 
 from skillmake.core import atomic, fstree
-from skillmake.core.canonical import digest_json
 from skillmake.core.paths import cut_links
 from skillmake.core.redact import environment_secrets
 
@@ -70,16 +69,6 @@ def labelled(cell: Cell, trial: dict[str, Any], grade: dict[str, Any] | None, gr
         grade = dict(grade, labels=labels, trial_key=trial["key"],
                      expectations=expectations_judge.named(cell.case, grade.get("expectations", ())))
     return CellRecords(cell=cell, trial=dict(trial, labels=labels), grade=grade, grade_key=grade_key)
-
-
-def labels_digest(spec: Spec) -> str | None:
-    """What a spec's views show that no key holds: integer eval ids, expectation names and types (a rename re-runs
-    and re-grades nothing, but must reach the views). None when no case sets either, so a spec that does not use them
-    keeps the report inputs it had."""
-    labels = [[c.id, c.eval_id, list(c.expectation_names), *([list(c.expectation_types)] if c.expectation_types
-                                                             else [])]
-              for c in spec.cases if c.eval_id is not None or c.expectation_names or c.expectation_types]
-    return digest_json(labels) if labels else None
 
 
 def checkout(project: Project, cells: Sequence[CellRecords]) -> int:

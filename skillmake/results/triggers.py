@@ -9,6 +9,7 @@ from typing import Any
 from skillmake.core.stats import wilson_interval
 from skillmake.results.records import Record, sum_usage
 from skillmake.results.thresholds import Verdict, gate
+from skillmake.spec.derived import trigger_skip_reason as skip_reason  # re-exported (results.triggers.skip_reason)
 from skillmake.spec.model import Spec, TriggerQuery
 
 Run = tuple[TriggerQuery, int, Record | None]  # a query, its run index k, and that run's record (None: not run yet)
@@ -30,23 +31,6 @@ def _ci(hits: int, n: int) -> dict[str, float] | None:
 
 def fired(record: Record, skill: str) -> bool:
     return skill in ((record.get("activation") or {}).get("skills") or ())
-
-
-def skip_reason(spec: Spec) -> str | None:
-    """Why the spec's trigger tests cannot run (None: they can): activation needs an agent that shows it in its
-    transcript, and a skill it can install."""
-    tests = spec.trigger_tests
-    if tests is None:
-        return None
-    if not spec.skill.present:
-        return "the spec has no skill, so there is nothing to activate"
-    if spec.skill.kind == "prompt":
-        return ("the skill is a prompt file, which no agent installs or activates (eva asks a judge model instead; "
-                "skillmake measures real activations of SKILL.md folders and command files)")
-    if not tests.runnable:
-        return (f"the {tests.agent.kind} agent shows no skill activation; set trigger_tests.agent (e.g. "
-                "{kind: claude-code}) to run them")
-    return None
 
 
 def trigger_section(spec: Spec, runs: Sequence[Run], *, skill: str) -> dict[str, Any] | None:

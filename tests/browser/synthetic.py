@@ -12,7 +12,7 @@ from typing import Any
 import orjson
 
 from skillmake.core.canonical import digest_json
-from skillmake.results import publish
+from skillmake.results.publish import publish
 from skillmake.spec.model import WITH_SKILL, WITHOUT_SKILL, AgentConfig, Arm, Case, Skill, Spec
 from skillmake.store.objects import Store
 

@@ -358,7 +358,7 @@ def test_append_history(tmp_path: Path) -> None:
 
 
 def test_publish_writes_files_and_compares_with_previous(tmp_path: Path) -> None:
-    from skillmake.results import publish
+    from skillmake.results.publish import publish
 
     folder = tmp_path / "reports/shout"
     first = publish(folder, make_spec(), *scenario(), now="t1")
@@ -373,7 +373,7 @@ def test_publish_writes_files_and_compares_with_previous(tmp_path: Path) -> None
 
 def test_publish_appends_a_history_row_only_when_the_report_changed(tmp_path: Path) -> None:
     """`skillmake report` twice, or a failing spec's no-op run, adds nothing; each changed run adds one row."""
-    from skillmake.results import publish
+    from skillmake.results.publish import publish
 
     folder = tmp_path / "reports/shout"
     history = folder / "history.jsonl"
