@@ -3,8 +3,11 @@ byte per stripe), a fixed set elsewhere, none made or removed per key (a long ru
 
 from __future__ import annotations
 
+import fcntl
 import multiprocessing
 import os
+import struct
+import sys
 import threading
 import time
 from pathlib import Path
@@ -169,3 +172,49 @@ def test_a_holder_that_raises_still_releases(tmp_path: Path) -> None:
     with store.key_lock(key):  # not deadlocked
         pass
     assert store_module._stripes[store_module.stripe_path(str(store.root / "locks"), 0xCD)].depth == 0
+
+
+@pytest.mark.skipif(not (sys.platform.startswith("linux") and hasattr(fcntl, "F_OFD_SETLKW")
+                         and struct.calcsize("P") == 8), reason="byte locks: 64-bit Linux")
+def test_64_bit_linux_takes_byte_locks_of_one_file() -> None:
+    assert store_module._OFD == fcntl.F_OFD_SETLKW
+    assert store_module.stripe_path("/s/locks", 0xAB) == ("/s/locks/keys.lock", 0xAB)
+
+
+def test_the_file_per_stripe_fallback_still_excludes_threads(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+                                                            ) -> None:
+    monkeypatch.setattr(store_module, "_OFD", None)
+    monkeypatch.setattr(store_module, "_stripes", {})
+    store = Store(tmp_path / "store")
+    key = "sha256:" + "ab" * 32
+    inside, most = [0], [0]
+    guard = threading.Lock()
+
+    def hold() -> None:
+        for _ in range(5):
+            with store.key_lock(key):
+                with guard:
+                    inside[0] += 1
+                    most[0] = max(most[0], inside[0])
+                time.sleep(0.002)
+                with guard:
+                    inside[0] -= 1
+
+    threads = [threading.Thread(target=hold) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    assert most[0] == 1
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="counts this process's fds in /proc")
+def test_no_lock_leaves_a_file_descriptor_open(tmp_path: Path) -> None:
+    store = Store(tmp_path / "store")
+    with store.key_lock("sha256:" + "ab" * 32):
+        pass
+    before = len(os.listdir("/proc/self/fd"))
+    for i in range(50):
+        with store.key_lock(_key(i)):
+            pass
+    assert len(os.listdir("/proc/self/fd")) == before
