@@ -58,8 +58,14 @@ def _hold_in_child(root: str, key: str, ready: object, release: object) -> None:
         release.wait(30)  # type: ignore[attr-defined]
 
 
-@pytest.mark.skipif(store_module._OFD is None, reason="byte locks are Linux's")
-def test_a_stripe_held_by_another_process_excludes_this_one_and_only_that_stripe(tmp_path: Path) -> None:
+@pytest.mark.parametrize("byte_locks", [True, False], ids=["byte-locks", "file-per-stripe"])
+def test_a_stripe_held_by_another_process_excludes_this_one_and_only_that_stripe(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, byte_locks: bool) -> None:
+    if byte_locks and store_module._OFD is None:
+        pytest.skip("byte locks are Linux's")
+    if not byte_locks:  # the forked child inherits the fallback
+        monkeypatch.setattr(store_module, "_OFD", None)
+    monkeypatch.setattr(store_module, "_stripes", {})
     store = Store(tmp_path / "store")
     key, other = "sha256:" + "ab" * 32, "sha256:" + "ac" * 32
     ctx = multiprocessing.get_context("fork")
@@ -85,7 +91,7 @@ def test_a_stripe_held_by_another_process_excludes_this_one_and_only_that_stripe
     finally:
         release.set()
         child.join(30)
-    assert child.exitcode == 0 and os.path.exists(store.root / "locks" / store_module.STRIPES_FILE)
+    assert child.exitcode == 0 and os.path.exists(store_module.stripe_path(str(store.root / "locks"), 0xAB)[0])
 
 
 def test_a_thread_may_hold_two_keys_of_one_stripe(tmp_path: Path) -> None:
