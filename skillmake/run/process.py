@@ -341,15 +341,37 @@ def _at_exit() -> None:
             continue
 
 
+RESIGNAL_S = 0.1  # how often a doit worker that has not left is sent its stop signal again
+
+
 def _end_workers(grace: float) -> None:
+    """Wait up to `grace` for doit's workers to leave, then SIGKILL the rest.
+
+    doit sent each its SIGTERM, but a worker may never act on it: the kernel hands a process's signal to any
+    thread that does not block it, and while the worker's main thread blocked every signal (subprocess's vfork)
+    another thread (a queue's feeder, the store's fsync thread) took it; the interpreter can then miss it, and
+    the main thread waits for work in doit's loop until it is killed (5.1 s for a SIGTERM'd `-P process` run, its
+    stack in the job queue's get). A signal sent again now finds the main thread waiting in a read, unmasked: the
+    kernel gives it that thread, the read is interrupted and the handler runs there (interrupts.py)."""
     import multiprocessing
+    from multiprocessing.connection import wait
 
     if multiprocessing.parent_process() is not None:
         return
     workers = multiprocessing.active_children()
     deadline = time.monotonic() + grace
-    for worker in workers:
-        worker.join(max(0.0, deadline - time.monotonic()))
+    while True:
+        alive = [worker for worker in workers if worker.is_alive()]
+        left = deadline - time.monotonic()
+        if not alive or left <= 0:
+            break
+        wait([worker.sentinel for worker in alive], min(RESIGNAL_S, left))
+        for worker in alive:
+            if worker.is_alive() and worker.pid:
+                try:
+                    os.kill(worker.pid, signal.SIGTERM)
+                except OSError:
+                    pass
     for worker in workers:
         if worker.is_alive():
             worker.kill()
