@@ -23,6 +23,29 @@ def _key(i: int) -> str:
     return digest_bytes(str(i).encode())
 
 
+def _most_inside(store: Store, key: str, *, rounds: int, threads: int = 4) -> int:
+    """How many of `threads` threads, each taking `key`'s lock `rounds` times, were inside it at once at most."""
+    inside, most = [0], [0]
+    guard = threading.Lock()
+
+    def hold() -> None:
+        for _ in range(rounds):
+            with store.key_lock(key):
+                with guard:
+                    inside[0] += 1
+                    most[0] = max(most[0], inside[0])
+                time.sleep(0.003)
+                with guard:
+                    inside[0] -= 1
+
+    started = [threading.Thread(target=hold) for _ in range(threads)]
+    for t in started:
+        t.start()
+    for t in started:
+        t.join(30)
+    return most[0]
+
+
 def test_many_keys_share_a_bounded_set_of_lock_files_made_once(tmp_path: Path) -> None:
     store = Store(tmp_path / "store")
     for i in range(2_000):
@@ -118,24 +141,8 @@ def test_a_removed_lock_file_is_made_again_and_still_excludes(tmp_path: Path) ->
         pass
     for f in (store.root / "locks").iterdir():
         f.unlink()
-    inside, most = [0], [0]
-    guard = threading.Lock()
-
-    def hold() -> None:
-        with store.key_lock(key):
-            with guard:
-                inside[0] += 1
-                most[0] = max(most[0], inside[0])
-            time.sleep(0.005)
-            with guard:
-                inside[0] -= 1
-
-    threads = [threading.Thread(target=hold) for _ in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(30)
-    assert most[0] == 1 and os.path.exists(store_module.stripe_path(str(store.root / "locks"), 0xEF)[0])
+    assert _most_inside(store, key, rounds=1) == 1
+    assert os.path.exists(store_module.stripe_path(str(store.root / "locks"), 0xEF)[0])
 
 
 def test_one_holder_per_key_across_threads_and_none_kept_after(tmp_path: Path) -> None:
@@ -192,26 +199,7 @@ def test_the_file_per_stripe_fallback_still_excludes_threads(tmp_path: Path, mon
     monkeypatch.setattr(store_module, "_OFD", None)
     monkeypatch.setattr(store_module, "_stripes", {})
     store = Store(tmp_path / "store")
-    key = "sha256:" + "ab" * 32
-    inside, most = [0], [0]
-    guard = threading.Lock()
-
-    def hold() -> None:
-        for _ in range(5):
-            with store.key_lock(key):
-                with guard:
-                    inside[0] += 1
-                    most[0] = max(most[0], inside[0])
-                time.sleep(0.002)
-                with guard:
-                    inside[0] -= 1
-
-    threads = [threading.Thread(target=hold) for _ in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(30)
-    assert most[0] == 1
+    assert _most_inside(store, "sha256:" + "ab" * 32, rounds=5) == 1
 
 
 @pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="counts this process's fds in /proc")
