@@ -111,3 +111,77 @@ def test_the_run_leaves_no_empty_work_root_behind_and_keeps_one_that_holds_somet
     monkeypatch.setenv(RUN_PID_ENV, str(pid()))
     spares.clear(pid())  # the run's main process: an empty work root goes, a non-empty one stays
     assert os.listdir(tmp_path / "tmp") == ["busy"] and os.listdir(roots["busy"]) == ["left-by-a-killed-run"]
+
+
+def _trial_folder(root: Path) -> Path:
+    for name in ("workspace", "home", "skill/s/sub"):
+        (root / name).mkdir(parents=True, exist_ok=True)
+    return root
+
+
+@pytest.mark.parametrize("extra", ["file-at-top", "unknown-folder", "no-home", "no-workspace", "link-at-top"])
+def test_a_folder_holding_what_no_trial_makes_is_not_kept_as_a_spare(tmp_path: Path, extra: str) -> None:
+    from skillmake.run import workspace
+
+    root = _trial_folder(tmp_path / "t")
+    if extra == "file-at-top":
+        (root / "note.txt").write_text("x")
+    elif extra == "unknown-folder":
+        (root / "other").mkdir()
+    elif extra == "no-home":
+        (root / "home").rmdir()
+    elif extra == "no-workspace":
+        (root / "workspace").rmdir()
+    else:
+        (root / "home").rmdir()
+        (root / "home").symlink_to(tmp_path)
+    assert workspace._emptied(root, 0o755) == (False, None)
+
+
+def test_emptying_a_spare_clears_workspace_and_home_keeps_skill_folders_and_gives_modes_back(tmp_path: Path) -> None:
+    from skillmake.run import workspace
+
+    root = _trial_folder(tmp_path / "t")
+    (root / "workspace" / "deep" / "er").mkdir(parents=True)
+    (root / "workspace" / "deep" / "out.txt").write_text("by the agent")
+    (root / "home" / ".cache").mkdir()
+    (root / "skill" / "s" / "SKILL.md").write_text("not staged by this process: removed")
+    (root / "skill" / "s" / "sub" / "x.txt").write_text("nor this")
+    (root / "home").chmod(0o700)
+    (root / "skill" / "s" / "sub").chmod(0o500)
+    root.chmod(0o711)
+    emptied, held = workspace._emptied(root, 0o755)
+    assert emptied and held is not None
+    assert os.listdir(root / "workspace") == [] and os.listdir(root / "home") == []
+    assert sorted(held.folders) == ["s", "s/sub"] and held.files == frozenset()
+    assert os.listdir(root / "skill" / "s") == ["sub"] and os.listdir(root / "skill" / "s" / "sub") == []
+    for folder in (root, root / "home", root / "skill" / "s" / "sub"):
+        assert folder.stat().st_mode & 0o777 == 0o755, folder
+
+
+def test_a_spare_without_skill_folder_holds_nothing(tmp_path: Path) -> None:
+    from skillmake.run import workspace
+
+    root = tmp_path / "t"
+    (root / "workspace").mkdir(parents=True)
+    (root / "home").mkdir()
+    assert workspace._emptied(root, 0o755) == (True, None)
+
+
+def test_a_runs_exit_removes_every_spare_before_it_returns(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from skillmake.core.pid import pid
+    from skillmake.run import workspace
+
+    spares = workspace._Spares()
+    monkeypatch.setattr(workspace, "_SPARES", spares)
+    case = Case(id="c", index=0, prompt="p")
+    dirs = [workspace.scratch_dir(tmp_path / "work", "sha256:" + c * 64, "run1") for c in "abcd"]
+    for tdir in dirs:  # four trials at once, as -j 4 has
+        workspace.prepare(tdir, case)
+        (tdir.workspace / "f.txt").write_text("x")
+    for tdir in dirs:
+        workspace.release(tdir)
+    assert sorted(os.listdir(tmp_path / "work")) == sorted(d.root.name for d in dirs)
+    spares.clear(pid())
+    assert os.listdir(tmp_path / "work") == []  # all four gone, side by side, before clear returned
+    assert spares.take(str(tmp_path / "work")) is None
