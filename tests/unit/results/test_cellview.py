@@ -129,3 +129,38 @@ def test_the_reports_checkout_forgets_the_arm_folders_of_its_spec(fresh: tuple[P
     assert arm in cellview._ARMS
     checkout.checkout(project, recs)
     assert arm not in cellview._ARMS and "/elsewhere/a/with_skill" in cellview._ARMS
+
+
+def test_a_checked_out_cell_shows_every_file_and_its_stamp_names_the_keys_it_shows(
+        fresh: tuple[Project, list[CellRecords]]) -> None:
+    project, recs = fresh
+    rec = recs[0]
+    entry, written = cellview.write_view(project, rec, None)
+    folder = Path(project.runs_dir, rec.cell.spec.name, cellview.cell_rel(rec.cell.case.id, rec.cell.arm.name, 0))
+    assert written and sorted(os.listdir(folder)) == [".view.json", "grade.json", "grading.json", "output.txt",
+                                                     "timing.json", "trial.json", "workspace"]
+    assert cellview.shown_keys(folder) == (rec.cell.key, rec.grade_key) == tuple(entry["keys"])
+    assert cellview.unchanged(str(folder), entry["stat"])
+    again, rewritten = cellview.write_view(project, rec, entry)  # current: left as it is
+    assert not rewritten and again is entry
+    assert rec.cell.name == f"{rec.cell.spec.name}/{rec.cell.case.id}/{rec.cell.arm.name}/0"
+
+
+@pytest.mark.parametrize("keys", [None, "k", ["a"], ["a", "b", "c"], ["a", 2]])
+def test_a_stamp_that_does_not_name_two_keys_shows_none(tmp_path: Path, keys: Any) -> None:
+    (tmp_path / cellview.STAMP).write_bytes(orjson.dumps({"keys": keys}))
+    assert cellview.shown_keys(tmp_path) == (None, None)
+    assert cellview.shown_keys(tmp_path / "missing") == (None, None)
+
+
+def test_a_view_is_not_unchanged_when_its_stat_note_is_bad_or_a_file_moved(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("a")
+    stat = cellview.folder_stat(str(tmp_path))
+    assert cellview.unchanged(str(tmp_path), stat)
+    assert not cellview.unchanged(str(tmp_path), {k: v for k, v in stat.items() if k != "."})
+    assert not cellview.unchanged(str(tmp_path), [stat])
+    (tmp_path / "a.txt").write_text("bb")  # edited in place: its size changed
+    assert not cellview.unchanged(str(tmp_path), stat)
+    (tmp_path / "a.txt").unlink()
+    assert not cellview.unchanged(str(tmp_path), stat)
+    assert cellview.folder_stat(str(tmp_path / "missing")) == {}
