@@ -12,6 +12,7 @@ process, a subreaper, and ended (reaper.py): after such a trial, and when the ru
 from __future__ import annotations
 
 import atexit
+import contextlib
 import os
 import select
 import signal
@@ -309,13 +310,17 @@ def _worker_started(_: object) -> None:
 
 def _worker_exit() -> None:
     """A doit worker leaving: a pending interrupt retry is cancelled (it has nothing left to unwind), its
-    supervisors end, then whatever its trials left behind, and its spare trial folders go."""
+    supervisors end, then whatever its trials left behind, and its spare trial folders go; the records it wrote are
+    made durable (the store's fsync thread gathers them a moment: atexit, which waits for it, is skipped here)."""
     interrupts.leaving()
     supervisors.close_all()
     reaper.sweep()
     from skillmake.run.workspace import clear_spares  # only in a worker: process.py stays light to import
+    from skillmake.store.syncer import SYNCER
 
     clear_spares()
+    with contextlib.suppress(BaseException):  # a second Ctrl-C ends the wait (what is left is in the page cache)
+        SYNCER.flush()
 
 
 def _at_exit() -> None:
