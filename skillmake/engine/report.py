@@ -16,7 +16,7 @@ from skillmake.core.console import write_line
 from skillmake.core.paths import cut_links
 from skillmake.engine import settled
 from skillmake.engine.index import RACY_NS, refresh
-from skillmake.engine.plan import SpecPlan, report_inputs, settings_digest
+from skillmake.engine.plan import Item, SpecPlan, report_inputs, settings_digest
 from skillmake.engine.stale import Stale
 from skillmake.results.checkout import Cell, CellRecords, cell_rel, checkout, records_of, views_current
 from skillmake.run.project import Project, current_run_id
@@ -79,8 +79,12 @@ def _stamp(project: Project, plan: SpecPlan) -> dict[str, Any] | None:
 
 def cells_of(project: Project, plan: SpecPlan) -> list[CellRecords]:
     """The records every cell of the spec maps to now (one source for the views and the report)."""
-    return [records_of(project, Cell(spec=i.spec, case=i.case, arm=i.arm, k=i.k, key=i.tkey.key))
-            for i in plan.items]
+    return [records_of(project, cell_of(i)) for i in plan.items]
+
+
+def cell_of(item: Item) -> Cell:
+    """The cell a plan item is, under the trial key it maps to now."""
+    return Cell(spec=item.spec, case=item.case, arm=item.arm, k=item.k, key=item.tkey.key)
 
 
 def results_gate(project: Project, plan: SpecPlan) -> str | None:
