@@ -353,17 +353,20 @@ class Targets:
 
     def unknown(self, plans: Sequence[SpecPlan], *, reports: Iterable[str] = ()) -> str | None:
         """The first task name (no glob) of ours that names no task (`trial:a/on/with_skill/0`), as one line with
-        the closest task name: doit would print its raw "Invalid parameter". None when every name is a task."""
+        the closest task name: doit would print its raw "Invalid parameter". None when every name is a task.
+        Plans no spec's items when no such name is given (a no-op over settled specs plans none of them)."""
         from skillmake.core.errors import did_you_mean
 
+        asked = [p for p in self.patterns if (p.partition(":")[1] and p.partition(":")[0] in (
+            "trial", "grade", "trigger", "report") and not (_GLOB & set(p)))]
+        if not asked:
+            return None
         names = [*(f"{kind}:{i.name}" for p in plans for i in p.items for kind in ("trial", "grade")),
                  *(f"trigger:{t.name}" for p in plans for t in p.triggers),
                  *(f"report:{p.spec.name}" for p in plans), *(f"report:{name}" for name in reports)]
         known = set(names)
-        for pattern in self.patterns:
-            kind, sep, _ = pattern.partition(":")
-            if sep and kind in ("trial", "grade", "trigger", "report") and not (_GLOB & set(pattern)) \
-                    and pattern not in known:
+        for pattern in asked:
+            if pattern not in known:
                 return f"{pattern!r} is not a task{did_you_mean(pattern, names)}"
         return None
 

@@ -25,9 +25,10 @@ tasks.FULL_GRAPH, tasks.COMMAND = False, ["run"]  # a plain run's task creators
 root = tasks.current_root()
 plans = tasks.plans_at(root)
 names = lambda gen: [t["name"] for t in gen if t.get("name")]
+trial, grade = names(tasks.trial_tasks(root)), names(tasks.grade_tasks(root))  # first: planned says what they planned
 print(json.dumps({"settled": {p.spec.name: p.settled for p in plans},
                   "planned": {p.spec.name: p._items is not None for p in plans},
-                  "trial": names(tasks.trial_tasks(root)), "grade": names(tasks.grade_tasks(root))}))
+                  "trial": trial, "grade": grade}))
 """
 
 
