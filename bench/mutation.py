@@ -90,6 +90,8 @@ TARGETS: dict[str, Target] = {
                            "tests/unit/store/test_objects_attempts.py")),
     "locks": Target(files=("skillmake/store/locks.py",),
                     tests=("tests/unit/store/test_locks.py", "tests/unit/store/test_objects_attempts.py")),
+    "syncer": Target(files=("skillmake/store/syncer.py",),
+                     tests=("tests/unit/store/test_syncer.py", "tests/unit/store/test_objects.py")),
     "cellview": Target(files=("skillmake/results/cellview.py",),
                        tests=("tests/unit/results/test_cellview.py", "tests/unit/results/test_checkout.py")),
     "trial": Target(files=("skillmake/run/trial.py",),

@@ -62,3 +62,58 @@ def test_a_record_given_after_a_quiet_spell_is_synced_without_a_flush(tmp_path: 
     while sync.synced < 2 and time.monotonic() < deadline:
         time.sleep(0.01)
     assert sync.synced == 2
+
+
+def test_a_flush_returns_only_once_the_batch_being_synced_is_durable(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    done: list[str] = []
+    real = os.fsync
+
+    def slow_fsync(fd: int) -> None:
+        time.sleep(0.2)  # a busy disk: the batch is still being synced when the flush asks
+        real(fd)
+        done.append(os.readlink(f"/proc/self/fd/{fd}"))
+
+    monkeypatch.setattr(os, "fsync", slow_fsync)
+    monkeypatch.setattr(syncer, "BATCH_SECONDS", 0.0)
+    sync = syncer.Syncer()
+    paths = _records(tmp_path, 3)
+    for path in paths:
+        sync.add(path)
+    time.sleep(0.05)  # the thread has taken the batch and is inside its first fsync
+    sync.flush()
+    assert sorted(done) == sorted(paths)
+
+
+def test_records_given_while_a_batch_gathers_join_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(syncer, "BATCH_SECONDS", 30.0)  # ended by the flush below, not waited out
+    sync = syncer.Syncer()
+    first, second = _records(tmp_path, 2)
+    sync.add(first)
+    time.sleep(0.1)  # the thread has woken for the first record and gathers
+    sync.add(second)
+    sync.flush()
+    assert (sync.synced, sync.batches) == (2, 1)
+
+
+def test_a_process_that_exits_right_after_writing_a_record_syncs_it_first_and_still_exits(tmp_path: Path) -> None:
+    """The exit waits for what the thread has not synced yet (atexit), and the thread itself keeps no process
+    alive (a daemon)."""
+    import subprocess
+    import sys
+
+    record = _records(tmp_path, 1)[0]
+    child = (
+        "import os, sys\n"
+        "from skillmake.store import syncer\n"
+        "syncer.BATCH_SECONDS = 30.0\n"  # only the exit's flush can sync it in time
+        "real = os.fsync\n"
+        "def fsync(fd):\n"
+        "    real(fd)\n"
+        "    print('synced', os.readlink(f'/proc/self/fd/{fd}'), flush=True)\n"
+        "os.fsync = fsync\n"
+        f"syncer.SYNCER.add({record!r})\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines() == [f"synced {record}"]
