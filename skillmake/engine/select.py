@@ -357,8 +357,7 @@ class Targets:
         Plans no spec's items when no such name is given (a no-op over settled specs plans none of them)."""
         from skillmake.core.errors import did_you_mean
 
-        asked = [p for p in self.patterns if (p.partition(":")[1] and p.partition(":")[0] in (
-            "trial", "grade", "trigger", "report") and not (_GLOB & set(p)))]
+        asked = [p for p in self.patterns if _names_a_task(p)]
         if not asked:
             return None
         names = [*(f"{kind}:{i.name}" for p in plans for i in p.items for kind in ("trial", "grade")),
@@ -369,6 +368,12 @@ class Targets:
             if pattern not in known:
                 return f"{pattern!r} is not a task{did_you_mean(pattern, names)}"
         return None
+
+
+def _names_a_task(pattern: str) -> bool:
+    """Whether `pattern` is one of our task names, not a glob (`trial:a/on/with_skill/0`)."""
+    kind, sep, _ = pattern.partition(":")
+    return bool(sep) and kind in ("trial", "grade", "trigger", "report") and not (_GLOB & set(pattern))
 
 
 def _target_wants(pattern: str, kind: str, item: Item | TriggerItem) -> bool:
