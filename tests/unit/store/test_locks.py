@@ -24,25 +24,30 @@ def _key(i: int) -> str:
 
 
 def _most_inside(store: Store, key: str, *, rounds: int, threads: int = 4) -> int:
-    """How many of `threads` threads, each taking `key`'s lock `rounds` times, were inside it at once at most."""
-    inside, most = [0], [0]
+    """How many of `threads` threads, each taking `key`'s lock `rounds` times, were inside it at once at most (none
+    of them raising)."""
+    inside, most, errors = [0], [0], []
     guard = threading.Lock()
 
     def hold() -> None:
-        for _ in range(rounds):
-            with store.key_lock(key):
-                with guard:
-                    inside[0] += 1
-                    most[0] = max(most[0], inside[0])
-                time.sleep(0.003)
-                with guard:
-                    inside[0] -= 1
+        try:
+            for _ in range(rounds):
+                with store.key_lock(key):
+                    with guard:
+                        inside[0] += 1
+                        most[0] = max(most[0], inside[0])
+                    time.sleep(0.003)
+                    with guard:
+                        inside[0] -= 1
+        except Exception as exc:  # pragma: no cover - reported below
+            errors.append(exc)
 
     started = [threading.Thread(target=hold) for _ in range(threads)]
     for t in started:
         t.start()
     for t in started:
         t.join(30)
+    assert not errors, errors
     return most[0]
 
 
@@ -148,28 +153,7 @@ def test_a_removed_lock_file_is_made_again_and_still_excludes(tmp_path: Path) ->
 def test_one_holder_per_key_across_threads_and_none_kept_after(tmp_path: Path) -> None:
     store = Store(tmp_path / "store")
     key = "sha256:" + "ab" * 32
-    inside, most, errors = [0], [0], []
-    guard = threading.Lock()
-
-    def hold() -> None:
-        try:
-            for _ in range(5):
-                with store.key_lock(key):
-                    with guard:
-                        inside[0] += 1
-                        most[0] = max(most[0], inside[0])
-                    time.sleep(0.002)
-                    with guard:
-                        inside[0] -= 1
-        except Exception as exc:  # pragma: no cover - reported below
-            errors.append(exc)
-
-    threads = [threading.Thread(target=hold) for _ in range(6)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(30)
-    assert not errors and most[0] == 1
+    assert _most_inside(store, key, rounds=5, threads=6) == 1
     assert all(s.depth == 0 and s.fd == -1 for (name, _), s in store_module._stripes.items()
                if name.startswith(str(store.root)))
 
