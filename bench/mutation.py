@@ -94,6 +94,8 @@ TARGETS: dict[str, Target] = {
                      tests=("tests/unit/store/test_syncer.py", "tests/unit/store/test_objects.py")),
     "cellview": Target(files=("skillmake/results/cellview.py",),
                        tests=("tests/unit/results/test_cellview.py", "tests/unit/results/test_checkout.py")),
+    "checkout": Target(files=("skillmake/results/checkout.py",),
+                       tests=("tests/unit/results/test_checkout.py", "tests/unit/results/test_cellview.py")),
     "trial": Target(files=("skillmake/run/trial.py",),
                     tests=("tests/unit/run/test_trial.py", "tests/unit/engine/test_plan.py",
                            "tests/unit/run/test_agents_cli.py",
