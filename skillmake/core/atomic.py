@@ -13,8 +13,12 @@ from skillmake.core.pid import pid
 TEMP_SUFFIX = ".tmp"  # every temp file is `.<target name>.<pid>-<n><TEMP_SUFFIX>` beside its target
 
 
-def write_bytes(path: str | Path, data: bytes, *, mode: int | None = None, durable: bool = True) -> None:
+def write_bytes(path: str | Path, data: bytes, *, mode: int | None = None, durable: bool = True,
+                stat: bool = False) -> os.stat_result | None:
     """Write `data` to `path` so a reader sees the old file or the whole new one.
+
+    `stat`: return the file's stat as written (its inode, size and mtime are the renamed file's; taken before the
+    rename, so it is this write's file whatever replaces it after), else None.
 
     `durable=False` skips the fsync: still atomic, but after a power loss the file may be empty —
     right for derived files kept for people (kept runs), never for the store.
@@ -37,6 +41,7 @@ def write_bytes(path: str | Path, data: bytes, *, mode: int | None = None, durab
             view = view[os.write(fd, view):]
         if durable:
             os.fsync(fd)
+        written = os.fstat(fd) if stat else None
         os.replace(tmp, target)
     except BaseException:
         try:
@@ -46,6 +51,7 @@ def write_bytes(path: str | Path, data: bytes, *, mode: int | None = None, durab
         raise
     finally:
         os.close(fd)
+    return written
 
 
 _FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)

@@ -89,15 +89,17 @@ class Index:
 
     # --- the report task: the records its run made ----------------------------------------------------------
 
-    def add(self, key: str, record: dict[str, Any] | None = None, *, before_ns: int = 0) -> None:
+    def add(self, key: str, record: dict[str, Any] | None = None, *, before_ns: int = 0,
+            written: tuple[int, int, int] | None = None) -> None:
         """Index the stored result of `key` if the index does not hold it yet (a record this run made: its
         objects were just written, and the checkout verified those it shows, so their stat is taken as it is).
 
         `record`: the result as the caller read it from the store, used instead of reading the file again when the
-        file was last changed before `before_ns` (a time before the caller read it: the file holds what it read)."""
+        file was last changed before `before_ns` (a time before the caller read it: the file holds what it read),
+        or is still the file `written` (Store.written_as) names, the one `record` came from."""
         if key in self.used or self._current(key) is not None:
             return
-        entry = self._from(key, record, before_ns) if record is not None else None
+        entry = self._from(key, record, before_ns, written) if record is not None else None
         if entry is None:
             entry = self._read(key)
         if entry is not None and self._first_bad(entry[6], trusted=True) is None:
@@ -120,14 +122,15 @@ class Index:
             return None
         return entry if [st.st_ino, st.st_size, st.st_mtime_ns] == entry[:3] else None
 
-    def _from(self, key: str, record: dict[str, Any], before_ns: int) -> list[Any] | None:
+    def _from(self, key: str, record: dict[str, Any], before_ns: int, written: tuple[int, int, int] | None
+              ) -> list[Any] | None:
         """The entry of `key` from `record` (read by the caller) and one stat of its file; None when the file
-        changed since `before_ns` (then it is read again)."""
+        changed since `before_ns` and is not the file `written` names (then it is read again)."""
         try:
             st = os.stat(self._action(key))
         except OSError:
             return None
-        if st.st_mtime_ns >= before_ns:
+        if st.st_mtime_ns >= before_ns and (st.st_ino, st.st_size, st.st_mtime_ns) != written:
             return None
         return self._entry(key, record, st)
 
@@ -213,13 +216,15 @@ def _describe(store: Store, key: str, h: str, state: str) -> str:
 
 
 def refresh(project: Project, spec_name: str, keys: list[str], records: dict[str, dict[str, Any]] | None = None,
-            *, before_ns: int = 0) -> None:
+            *, before_ns: int = 0, written: dict[str, tuple[int, int, int]] | None = None) -> None:
     """Index the stored results of `keys` that the index does not hold yet (the report task, after its run).
-    `records`: key → the result the caller read from the store after `before_ns` (Index.add)."""
+    `records`: key → the result the caller read from the store after `before_ns`, or from the file `written` names
+    (Index.add)."""
     index = Index(index_path(project, spec_name), project.store)
     records = records or {}
+    written = written or {}
     for key in keys:
-        index.add(key, records.get(key), before_ns=before_ns)
+        index.add(key, records.get(key), before_ns=before_ns, written=written.get(key))
     index.save(prune=False)
 
 

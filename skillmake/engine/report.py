@@ -18,7 +18,7 @@ from skillmake.engine import settled
 from skillmake.engine.index import RACY_NS, refresh
 from skillmake.engine.plan import Item, SpecPlan, report_inputs, settings_digest
 from skillmake.engine.stale import Stale
-from skillmake.results.checkout import Cell, CellRecords, cell_rel, checkout, records_of, views_current
+from skillmake.results.checkout import Cell, CellRecords, cell_rel, checkout, early_records, records_of, views_current
 from skillmake.run.project import Project, current_run_id
 
 STAMP = ".inputs.json"
@@ -77,9 +77,18 @@ def _stamp(project: Project, plan: SpecPlan) -> dict[str, Any] | None:
     return stamp if isinstance(stamp, dict) else None
 
 
-def cells_of(project: Project, plan: SpecPlan) -> list[CellRecords]:
-    """The records every cell of the spec maps to now (one source for the views and the report)."""
-    return [records_of(project, cell_of(i)) for i in plan.items]
+def cells_of(project: Project, plan: SpecPlan, early: dict[str, tuple[CellRecords, Any]] | None = None
+             ) -> list[CellRecords]:
+    """The records every cell of the spec maps to now (one source for the views and the report). `early`: the
+    records of cells this process checked out early (checkout.early_records), by cell_rel, taken as they are."""
+    if not early:
+        return [records_of(project, cell_of(i)) for i in plan.items]
+    out = []
+    for item in plan.items:
+        got = early.get(cell_rel(item.case.id, item.arm.name, item.k))
+        rec = got[0] if got is not None else None
+        out.append(rec if rec is not None and rec.cell.key == item.tkey.key else records_of(project, cell_of(item)))
+    return out
 
 
 def cell_of(item: Item) -> Cell:
@@ -125,7 +134,8 @@ def build_and_write(project: Project, plan: SpecPlan, *, evaluated: bool = True,
 
     settled.unsettle(project, plan.spec.name)  # until this report is written and passed
     read_after = time.time_ns() - RACY_NS  # every record below is read after this: refresh need not read it again
-    cells = cells_of(project, plan)
+    early = early_records(project, plan.spec.name)
+    cells = cells_of(project, plan, early)
     if plan.spec.adaptive is not None:  # only the trials up to the look that decided each cell count
         from skillmake.engine.adaptive import counted
 
@@ -133,7 +143,8 @@ def build_and_write(project: Project, plan: SpecPlan, *, evaluated: bool = True,
     checkout(project, cells)
     # The records this run made join the plan's index: the next run opens none of them.
     refresh(project, plan.spec.name, [c.cell.key for c in cells] + [t.tkey.key for t in plan.triggers],
-            {c.cell.key: c.trial for c in cells if c.trial is not None}, before_ns=read_after)
+            {c.cell.key: c.trial for c in cells if c.trial is not None}, before_ns=read_after,
+            written={rec.cell.key: signature for rec, signature in early.values()})
     trials = [c.trial for c in cells if c.trial is not None]
     grades = [c.grade for c in cells if c.grade is not None]
     keys = {c.cell.name: (c.cell.key, c.grade_key) for c in cells}

@@ -11,7 +11,7 @@ import errno
 import os
 import stat
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -69,9 +69,13 @@ class CellRecords:
     trial: dict[str, Any] | None
     grade: dict[str, Any] | None
     grade_key: str | None  # set when the grade is a cached result
+    known_stamp: str | None = field(default=None, compare=False)  # `stamp`, when an early checkout took it already
 
     @property
     def stamp(self) -> str:
+        """The digest of the records the cell shows (its folder's stamp)."""
+        if self.known_stamp is not None:
+            return self.known_stamp
         return digest_json({"trial": self.trial, "grade": self.grade})
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -133,20 +134,45 @@ def check_out_early(project: Project, rec: CellRecords) -> None:
         entry, _ = write_view(project, rec, None)
     except (OSError, ValueError):
         return
+    rel = cell_rel(cell.case.id, cell.arm.name, cell.k)
+    # The records too, for the report (early_records), when both are results whose files this process wrote or
+    # read just now: the report takes them while those files are still the same (one stat each) instead of reading,
+    # checking and relabelling them again, and their stamp is the one just taken.
+    signatures = (project.store.written_as(cell.key),
+                  project.store.written_as(rec.grade_key) if rec.grade_key is not None else None)
+    kept = (replace(rec, known_stamp=entry["stamp"]), signatures) if None not in signatures else None
     with _EARLY_LOCK:
-        _EARLY.setdefault((str(project.state_dir), cell.spec.name), {})[
-            cell_rel(cell.case.id, cell.arm.name, cell.k)] = entry
+        where = (str(project.state_dir), cell.spec.name)
+        _EARLY.setdefault(where, {})[rel] = entry
+        if kept is not None:
+            _EARLY_RECORDS.setdefault(where, {})[rel] = kept
+        else:
+            _EARLY_RECORDS.get(where, {}).pop(rel, None)
 
 
 # (state folder, spec) → {cell_rel: its views.json entry} of the folders check_out_early wrote in this process, for
-# the report's checkout to take (then dropped).
+# the report's checkout to take (then dropped); and {cell_rel: (its records, the signatures of their two files)}.
 _EARLY: dict[tuple[str, str], dict[str, Any]] = {}
+_EARLY_RECORDS: dict[tuple[str, str], dict[str, tuple[CellRecords, tuple[Any, Any]]]] = {}
 _EARLY_LOCK = threading.Lock()
 
 
 def _take_early(project: Project, spec_name: str) -> dict[str, Any]:
     with _EARLY_LOCK:
         return _EARLY.pop((str(project.state_dir), spec_name), {})
+
+
+def early_records(project: Project, spec_name: str) -> dict[str, tuple[CellRecords, tuple[int, int, int]]]:
+    """The records of the cells of `spec_name` this process checked out early (check_out_early), by cell_rel,
+    whose files are still the ones they came from (a stat each; a record is replaced whole, never edited in place),
+    taken once: what records_of would read for them now, without reading it; each with its trial record file's
+    signature (Store.written_as)."""
+    with _EARLY_LOCK:
+        kept = _EARLY_RECORDS.pop((str(project.state_dir), spec_name), {})
+    store = project.store
+    return {rel: (rec, trial) for rel, (rec, (trial, grade)) in kept.items()
+            if rec.grade_key is not None and store.same_record(rec.cell.key, trial)
+            and store.same_record(rec.grade_key, grade)}
 
 
 def views_current(project: Project, spec_name: str, cells: Iterable[tuple[str, str, str | None]]) -> bool:

@@ -69,6 +69,9 @@ class Store:
         self._put: set[str] = set()
         # Records this process read and found valid: key → (their file's stat signature, schema, bytes). _unchanged.
         self._seen: dict[str, tuple[tuple[int, int, int, int], str, bytes]] = {}
+        # Records this process wrote, or read and found valid: key → their file's (inode, size, mtime_ns) then
+        # (written_as, same_record).
+        self._written: dict[str, tuple[int, int, int]] = {}
         # A shared remote store (remote.py): asked on a local miss of an action key, sent each record written.
         self.remote: Remote | None = None
 
@@ -158,7 +161,9 @@ class Store:
         # Its objects are durable already (put: fsync'd); the record itself is made durable by SYNCER (syncer.py),
         # off this worker's path. Until then a power loss can leave it empty or torn: a reader takes that as a miss
         # (get_action quarantines it) and the trial runs again, never a wrong result.
-        atomic.write_bytes(path, data, durable=False)
+        st = atomic.write_bytes(path, data, durable=False, stat=True)
+        assert st is not None
+        self._note(record["key"], (st.st_ino, st.st_size, st.st_mtime_ns))
         SYNCER.add(path)
         _known_valid(schema, data)
         if push and self.remote is not None:
@@ -168,8 +173,9 @@ class Store:
     def get_action(self, key: str, *, schema: str, verify: bool = True) -> dict[str, Any] | None:
         """The cached record for `key`, or None: missing, unreadable, invalid, or naming a lost object."""
         path = self._action_file(key)
-        data = self._unchanged(key, path, schema) if verify else None
-        known = data is not None
+        seen = self._unchanged(key, path, schema) if verify else None
+        known = seen is not None
+        data = seen[2] if seen is not None else None
         if data is None:
             try:
                 data, st = atomic.read_stat(path)
@@ -200,10 +206,35 @@ class Store:
             if len(self._seen) >= _SEEN_MAX:
                 self._seen.clear()
             self._seen[key] = ((st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns), schema, data)
+        if verify:
+            self._note(key, seen[0][:3] if seen is not None else (st.st_ino, st.st_size, st.st_mtime_ns))
         return dict(record)
 
-    def _unchanged(self, key: str, path: str, schema: str) -> bytes | None:
-        """The bytes of the record of `key` this process read and found valid against `schema`, when the file is
+    def written_as(self, key: str) -> tuple[int, int, int] | None:
+        """The (inode, size, mtime_ns) of the record file of `key` this process last wrote, or read and found
+        valid (None: neither, lately). A record is replaced whole, by a rename, never edited in place: while its
+        file still has them (same_record), it holds those bytes."""
+        return self._written.get(key)
+
+    def same_record(self, key: str, signature: tuple[int, int, int] | None) -> bool:
+        """Whether the record file of `key` is still the one `signature` (written_as) noted: one stat."""
+        if signature is None:
+            return False
+        try:
+            st = os.stat(self._action_file(key))
+        except OSError:
+            return False
+        return (st.st_ino, st.st_size, st.st_mtime_ns) == signature
+
+    def _note(self, key: str, signature: tuple[int, int, int]) -> None:
+        if len(self._written) >= _WRITTEN_MAX:
+            self._written.clear()
+        self._written[key] = signature
+
+    def _unchanged(self, key: str, path: str, schema: str
+                   ) -> tuple[tuple[int, int, int, int], str, bytes] | None:
+        """What _seen notes of the record of `key` this process read and found valid against `schema` (its stat
+        signature, schema and bytes), when the file is
         still that one (its inode, size and times: a record is replaced whole, by a rename, never edited in place);
         one stat instead of reading and hashing it again (a run reads a grade record shared by many trials, and
         every trial's record again for its report)."""
@@ -214,7 +245,7 @@ class Store:
             st = os.stat(path)
         except OSError:
             return None
-        return seen[2] if (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns) == seen[0] else None
+        return seen if (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns) == seen[0] else None
 
     def quarantine_action(self, key: str) -> None:
         """Set aside the record of `key` (it names an object that is missing or corrupt): a miss from now on."""
@@ -361,6 +392,7 @@ class Store:
 _running: dict[str, tuple[int, str]] = {}  # running/ folder → (fd, path) of this process's mark
 _PUT_MAX = 100_000  # Store._put's bound: emptied when it grows past it
 _SEEN_MAX = 4_096  # Store._seen's bound (a few MiB of records)
+_WRITTEN_MAX = 65_536  # Store._written's bound (~200 bytes an entry)
 
 # schema → sha256 of record files this process wrote or read and found valid: the same bytes read again are not
 # validated again (a trial's record is read back by its grade, its view and the report; validation was a fifth

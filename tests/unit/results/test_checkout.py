@@ -64,6 +64,77 @@ def test_a_view_edited_after_its_early_checkout_is_written_again_by_the_report(t
     assert (view / "output.txt").read_text() != "edited by hand\n"
 
 
+def _run_cells(project: Project) -> Any:
+    """A run's plan, and each of its cells' trial and grade tasks run (each checks its cell out early)."""
+    plan = plan_spec(project, project.specs[0])
+    for item in plan.items:
+        assert not isinstance(actions.trial_step.__wrapped__(project, item)[0], Exception)
+        assert not isinstance(actions.run_grade.__wrapped__(project, item, view=True), Exception)
+    return plan
+
+
+def test_the_records_a_cells_early_checkout_holds_are_what_the_store_gives_for_it(tmp_path: Path) -> None:
+    """What the report takes from the early checkouts (early_records) is exactly what records_of reads for each
+    cell, its stamp included."""
+    project = make(tmp_path)
+    plan = _run_cells(project)
+    early = checkout.early_records(project, "p")
+    assert sorted(early) == ["a/with_skill/trial-0", "a/with_skill/trial-1"]
+    for item in plan.items:
+        rec, signature = early[f"a/with_skill/trial-{item.k}"]
+        fresh = checkout.records_of(project, report_module.cell_of(item))
+        assert (rec.cell.key, rec.trial, rec.grade, rec.grade_key) == (item.tkey.key, fresh.trial, fresh.grade,
+                                                                       fresh.grade_key)
+        assert rec.known_stamp == fresh.stamp == cellview.digest_json({"trial": fresh.trial, "grade": fresh.grade})
+        st = project.store.action_path(item.tkey.key).stat()
+        assert signature == (st.st_ino, st.st_size, st.st_mtime_ns)
+    assert checkout.early_records(project, "p") == {}  # taken once
+
+
+def test_the_report_reads_no_record_its_cells_checked_out_early_and_indexes_them_as_held(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The report of a run takes its cells' records from their early checkouts: it reads no trial record again, and
+    the index takes them without reading the files, though they were written within RACY_NS of the report."""
+    from skillmake.engine import index
+    from skillmake.store.objects import TRIAL_SCHEMA
+
+    project = make(tmp_path)
+    plan = _run_cells(project)
+    schemas: list[str] = []
+    real_get = project.store.get_action
+    monkeypatch.setattr(project.store, "get_action", lambda key, **kw: schemas.append(kw["schema"]) or real_get(key, **kw))
+    read: list[str] = []
+    real_read = index.Index._read
+    monkeypatch.setattr(index.Index, "_read", lambda self, key: read.append(key) or real_read(self, key))
+    report_module.build_and_write(project, plan)
+    assert TRIAL_SCHEMA not in schemas and read == []
+    entries = orjson.loads(index.index_path(project, "p").read_bytes())["trials"]
+    for item in plan.items:
+        st = project.store.action_path(item.tkey.key).stat()
+        assert entries[item.tkey.key][:3] == [st.st_ino, st.st_size, st.st_mtime_ns]
+
+
+def test_a_record_replaced_after_its_cells_early_checkout_is_read_again_by_the_report(tmp_path: Path) -> None:
+    """A record replaced after the early checkout (another run sharing the store): that cell's records are read
+    again, its view shows the new one, and the other cell's early records still count."""
+    from skillmake.core import atomic
+
+    project = make(tmp_path)
+    plan = _run_cells(project)
+    path = project.store.action_path(plan.items[0].tkey.key)
+    record = orjson.loads(path.read_bytes())
+    record["timing"]["agent_ms"] = 4321.5
+    atomic.write_bytes(path, orjson.dumps(record, option=orjson.OPT_INDENT_2))
+    report_module.build_and_write(project, plan)
+    shown = orjson.loads((project.runs_dir / "p/a/with_skill/trial-0/trial.json").read_bytes())
+    assert shown["timing"]["agent_ms"] == 4321.5
+    project2 = make(tmp_path / "again")
+    plan2 = _run_cells(project2)
+    path2 = project2.store.action_path(plan2.items[0].tkey.key)
+    atomic.write_bytes(path2, path2.read_bytes())  # the same bytes in a new file: read again all the same
+    assert sorted(checkout.early_records(project2, "p")) == ["a/with_skill/trial-1"]
+
+
 def test_a_cell_folder_that_became_a_link_is_cut_when_its_arm_folder_was_checked_once(tmp_path: Path) -> None:
     import shutil
 
