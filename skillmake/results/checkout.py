@@ -15,7 +15,6 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Iterable, Sequence
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -140,7 +139,8 @@ def check_out_early(project: Project, rec: CellRecords) -> None:
     # checking and relabelling them again, and their stamp is the one just taken.
     signatures = (project.store.written_as(cell.key),
                   project.store.written_as(rec.grade_key) if rec.grade_key is not None else None)
-    kept = (replace(rec, known_stamp=entry["stamp"]), signatures) if None not in signatures else None
+    kept = ((CellRecords(cell=cell, trial=rec.trial, grade=rec.grade, grade_key=rec.grade_key,
+                         known_stamp=entry["stamp"]), signatures) if None not in signatures else None)
     with _EARLY_LOCK:
         where = (str(project.state_dir), cell.spec.name)
         _EARLY.setdefault(where, {})[rel] = entry
