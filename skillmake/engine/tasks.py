@@ -15,6 +15,7 @@ from skillmake.core import fstree, runlock
 from skillmake.core.errors import EXIT_INVALID, EXIT_NO_SPECS, SkillmakeError
 from skillmake.core.paths import cut_links, within
 from skillmake.engine import actions, adaptive, cell, clean, gone, prefetch, scope, select, settled, shard, stale
+from skillmake.engine.call import Call
 from skillmake.engine.plan import Item, SpecPlan, TriggerItem, plan_spec, settled_plan
 from skillmake.engine.report import STAMP, report_uptodate
 from skillmake.results.checkout import METADATA
@@ -250,8 +251,8 @@ def trial_tasks(root: str) -> Iterator[dict[str, Any]]:
             # trials: {min, max, decide}: a trial waits for its cell's grades before its last look (adaptive.py)
             waits = adaptive.waits(plan, item, exists=lambda i: _grade_task_exists(i, full, chosen))
             yield {"basename": "trial", "name": item.name,
-                   "actions": [(cell.run_cell if one else actions.run_trial, (project, item),
-                                _kwargs(resample=resample))],
+                   "actions": [Call(cell.run_cell if one else actions.run_trial, (project, item),
+                                    _kwargs(resample=resample))],
                    **({"meta": cell.META} if one else {}),
                    "file_dep": _file_deps(project, item) if _shows_file_deps(uptodate[0] is True) else [],
                    "uptodate": uptodate, **({"task_dep": waits} if waits else {}),
@@ -301,7 +302,7 @@ def grade_tasks(root: str) -> Iterator[dict[str, Any]]:
             waits = adaptive.waits(plan, item, exists=lambda i: _grade_task_exists(i, full, chosen))
             batched = _batched(project, item)  # its judges are answered by the run's batch task (batching.py)
             yield {"basename": "grade", "name": item.name,
-                   "actions": [(actions.run_grade, (project, item), _kwargs(resample=resample, batched=batched))],
+                   "actions": [Call(actions.run_grade, (project, item), _kwargs(resample=resample, batched=batched))],
                    "task_dep": ([f"trial:{item.name}"] if _trial_task_exists(item, full, chosen) else []) + waits
                    + (["batch"] if batched else []),
                    "uptodate": stale.uptodate(stale.grade(project, item, resample=resample)),
@@ -331,7 +332,7 @@ def trigger_tasks(root: str) -> Iterator[dict[str, Any]]:
                 continue
             resample = chosen.resample and chosen.has_trigger(item)
             yield {"basename": "trigger", "name": item.name,
-                   "actions": [(actions.run_trigger, [project, item], {"resample": resample})],
+                   "actions": [Call(actions.run_trigger, [project, item], {"resample": resample})],
                    "uptodate": stale.uptodate(stale.trigger(project, item, resample=resample)),
                    "clean": [(_remove, [project, str(trigger_dir(project, item.spec.name, item.query.id,
                                                                  item.k).root)])],
@@ -370,7 +371,7 @@ def report_tasks(root: str) -> Iterator[dict[str, Any]]:
             [i.name for i in plan.items if chosen.has(i)] + [f"trigger:{t.name}" for t in plan.triggers
                                                              if chosen.has_trigger(t)])
         yield {"basename": "report", "name": spec.name,
-               "actions": [(actions.run_report, [project, plan, selected], _kwargs(gate=gate))],
+               "actions": [Call(actions.run_report, [project, plan, selected], _kwargs(gate=gate))],
                "task_dep": [] if plan.settled else
                [dep for i in plan.items if (dep := _grade_task_name(merges, project, plan, i, full, chosen))]
                + [f"trigger:{t.name}" for t in plan.triggers if _trigger_task_exists(t, full, chosen)],
