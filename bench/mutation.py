@@ -87,7 +87,7 @@ TARGETS: dict[str, Target] = {
                           "tests/functional/test_incremental.py")),
     "store": Target(files=("skillmake/store/objects.py",),
                     tests=("tests/unit/store/test_objects.py", "tests/unit/engine/test_plan.py",
-                           "tests/unit/store/test_objects_attempts.py")),
+                           "tests/unit/store/test_objects_attempts.py", "tests/unit/store/test_objects_signatures.py")),
     "locks": Target(files=("skillmake/store/locks.py",),
                     tests=("tests/unit/store/test_locks.py", "tests/unit/store/test_objects_attempts.py")),
     "syncer": Target(files=("skillmake/store/syncer.py",),
