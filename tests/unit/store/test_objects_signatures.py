@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import time
 from pathlib import Path
 
 import orjson
@@ -114,6 +115,7 @@ def test_bytes_found_valid_once_are_not_checked_against_their_schema_again(tmp_p
                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
     """A record's bytes written (or read and checked) by this process are not validated again when another Store
     of the process reads them; other bytes are."""
+    monkeypatch.setattr(objects, "_VALID", {})  # nothing found valid yet in this process
     checked: list[str] = []
     real = objects.validate_record
     monkeypatch.setattr(objects, "validate_record", lambda schema, record, **kw: checked.append(schema) or
@@ -144,3 +146,26 @@ def test_known_valid_answers_and_is_bounded(monkeypatch: pytest.MonkeyPatch) -> 
     assert len(objects._VALID["s"]) == 2
     objects._known_valid("s", b"3")
     assert objects._VALID["s"] == {hashlib.sha256(b"3").digest()}
+
+
+def test_a_sweep_removes_old_temp_files_in_every_folder_of_the_store_and_nothing_else(tmp_path: Path) -> None:
+    """Temp files (`.<name>.<pid>-<n>.tmp`) older than min_age, in the store's own folder and in objects/,
+    actions/, attempts/, replaced/ and index/ at any depth; never a file that is not one (a dot file, a .tmp
+    without the dot) and never one younger than min_age."""
+    store = Store(tmp_path)
+    old = os.path.getmtime(tmp_path) - 60
+    temps = [tmp_path / f".top.1-1{atomic.TEMP_SUFFIX}"]
+    temps += [tmp_path / sub / "ab" / f".x.json.1-2{atomic.TEMP_SUFFIX}"
+              for sub in ("objects", "actions", "attempts", "replaced", "index")]
+    kept = [tmp_path / "actions" / "ab" / ".keep", tmp_path / "actions" / "ab" / f"x{atomic.TEMP_SUFFIX}",
+            tmp_path / "index" / "p.json"]
+    for path in temps + kept:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(b"{")
+        os.utime(path, (old, old))
+    young = tmp_path / "objects" / "ab" / f".y.1-3{atomic.TEMP_SUFFIX}"
+    young.write_bytes(b"{")
+    os.utime(young, (time.time() - 1, time.time() - 1))
+    assert store.sweep_temp() == len(temps)
+    assert not any(p.exists() for p in temps) and all(p.exists() for p in kept) and young.exists()
+    assert store.sweep_temp(min_age=0.5) == 1 and not young.exists()
