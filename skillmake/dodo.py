@@ -17,7 +17,7 @@ import sys  # noqa: E402
 from types import FrameType  # noqa: E402
 
 from skillmake.core import console  # noqa: E402
-from skillmake.engine import info  # noqa: E402
+from skillmake.engine import heap, info  # noqa: E402
 from skillmake.engine.config import doit_config  # noqa: E402
 from skillmake.engine.creators import (  # noqa: E402
     task_batch,
@@ -34,6 +34,7 @@ from skillmake.run import process  # noqa: E402
 __all__ = ["DOIT_CONFIG", "task_batch", "task_grade", "task_report", "task_thresholds", "task_trial", "task_trigger",
            "task_validate"]
 
+heap.start()  # before planning: what it builds lives for the whole run (heap.py)
 DOIT_CONFIG = doit_config(current_root())
 process.prepare_run()  # the run's process: subreaper of its trials, its workers die with it (process.py)
 if not isinstance(sys.stdout, console.PipeSafe):  # `doit list | head` ends quietly, as under `skillmake`

@@ -65,9 +65,10 @@ def doit_help(command: str) -> int:
 
 def run_doit(args: list[str], *, full_graph: bool = False) -> int:
     """Run doit over the built-in loader; `full_graph` creates up-to-date tasks too (for `-v`'s lines)."""
-    from skillmake.engine import reporter, scope, tasks
+    from skillmake.engine import heap, reporter, scope, tasks
     from skillmake.run import process
 
+    heap.start()  # before planning: what it builds lives for the whole run (heap.py)
     # Called without the front end (which installs them first, and then this does nothing): an interrupted
     # run stops its trials' processes and exits 130 with one line, as plain doit does.
     process.install_interrupt_handlers()

@@ -17,7 +17,7 @@ from typing import Any, TextIO
 from skillmake import STARTED
 from skillmake.core import console, interrupts
 from skillmake.core.console import plural, write_line
-from skillmake.engine import cell, tasks
+from skillmake.engine import cell, heap, tasks
 
 # After this many seconds without finishing, a task gets a line saying it is still running (a real agent
 # takes minutes; without it nothing would be printed until the first trial ends).
@@ -64,6 +64,7 @@ class SkillmakeReporter:
 
     def initialize(self, tasks: dict[str, Any], selected_tasks: list[str]) -> None:
         interrupts.arm()  # tasks run from now on: an interrupt unwinds the run so doit saves what finished
+        heap.hold()  # what planning built lives until the end: full collections stop walking it (heap.py)
         self.to_run = {name for name in _closure(tasks, selected_tasks)
                        if _kind(name) in COUNTED and not _known_uptodate(tasks[name])}
         # A merged cell (cell.py) is two steps of the counter: its trial and its grade.
@@ -183,6 +184,7 @@ class SkillmakeReporter:
         pass
 
     def complete_run(self) -> None:
+        heap.release()
         self.stop.set()
         if self.ticker is not None:
             self.ticker.join()
