@@ -57,7 +57,7 @@ def test_hold_alone_also_makes_full_collections_rarer_and_release_undoes_both(co
 PROBE = """
 import gc, json, sys
 from skillmake.engine import reporter
-seen = {}
+seen = {"before": gc.get_threshold()}
 initialize, complete = reporter.SkillmakeReporter.initialize, reporter.SkillmakeReporter.complete_run
 def init(self, *a):
     seen["planning"] = gc.get_threshold()
@@ -79,7 +79,8 @@ def test_a_run_holds_its_heap_while_its_tasks_run_and_releases_it_after(tmp_path
     out = subprocess.run([sys.executable, "-c", PROBE, "-q"], cwd=tmp_path / "p", env=env, capture_output=True,
                          text=True, timeout=120)
     seen = json.loads(out.stdout.strip().splitlines()[-1])
-    default = list(gc.get_threshold()[:2])
-    assert seen["planning"] == [*default, heap.FULL_EVERY]
-    assert seen["tasks"][0] == [*default, heap.FULL_EVERY] and seen["tasks"][1] > 1000
-    assert seen["end"] == [[*default, 10], 0]
+    before = seen["before"]
+    assert before[2] != heap.FULL_EVERY
+    assert seen["planning"] == [*before[:2], heap.FULL_EVERY]
+    assert seen["tasks"][0] == [*before[:2], heap.FULL_EVERY] and seen["tasks"][1] > 1000
+    assert seen["end"] == [before, 0]
