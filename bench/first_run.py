@@ -20,6 +20,7 @@ Where the projects live matters on some disks, and the bench keeps that out of t
     python bench/first_run.py [--sizes 200] [--runs 1]      # a minute on a 2-core machine
     python bench/first_run.py --sizes 600,6000               # the issue's sizes
     python bench/first_run.py --against /tmp/before          # and another checkout (git worktree), same run
+                                                             # (the two take turns going first: use an even --runs)
     python bench/first_run.py --where /tmp                   # the projects somewhere else
 """
 
@@ -136,13 +137,17 @@ def main() -> None:
                 wall, cpu, rss = bare_side(base, n, run)
                 bare.append((wall, cpu))
                 rss_bare = max(rss_bare, rss)
-                wall, cpu, rss = skillmake_side(base, trials, n, run)
-                ours.append((wall, cpu))
-                rss_ours = max(rss_ours, rss)
-                if args.against:
-                    wall, cpu, rss = skillmake_side(base, trials, n, run, args.against)
-                    other.append((wall, cpu))
-                    rss_other = max(rss_other, rss)
+                # With --against, the two checkouts take turns going first: on a disk whose cost of a create falls
+                # as the minutes since a removal pass (see above), the first side of a run pays more.
+                for checkout in ([None, args.against] if run % 2 == 0 else [args.against, None]):
+                    if checkout is None:
+                        wall, cpu, rss = skillmake_side(base, trials, n, run)
+                        ours.append((wall, cpu))
+                        rss_ours = max(rss_ours, rss)
+                    elif args.against:
+                        wall, cpu, rss = skillmake_side(base, trials, n, run, args.against)
+                        other.append((wall, cpu))
+                        rss_other = max(rss_other, rss)
             (a, a_cpu), (b, b_cpu) = medians(ours), medians(bare)
             row = [n, f"{a:.2f}", f"{b:.2f}", f"{a / b:.2f}", f"{(a - b) / n * 1000:.2f}",
                    f"{a_cpu:.2f}", f"{b_cpu:.2f}", f"{a_cpu / b_cpu:.2f}",
