@@ -69,25 +69,28 @@ def run_doit(args: list[str], *, full_graph: bool = False) -> int:
     from skillmake.run import process
 
     heap.start()  # before planning: what it builds lives for the whole run (heap.py)
-    # Called without the front end (which installs them first, and then this does nothing): an interrupted
-    # run stops its trials' processes and exits 130 with one line, as plain doit does.
-    process.install_interrupt_handlers()
-
-    tasks.FULL_GRAPH = full_graph or scope.needs_full_graph(args)
-    tasks.COMMAND = list(args) or ["run"]
-    words = [a for a in args if not a.startswith("-")]
-    if not words or words[0] not in ("dumpdb", "tabcompletion", "help"):
-        # Load the project before doit does: a project that cannot be loaded (no spec, a broken configuration)
-        # raises a SkillmakeError the front end prints in one line with its exit code, where doit would print a
-        # traceback. The project is cached, so doit's loader does not load it again.
-        tasks.project_at(tasks.current_root())
-    loader = ModuleTaskLoader(_module())
-    stdout = sys.stdout
-    sys.stdout = console.PipeSafe(stdout)  # doit's commands print with no guard
     try:
-        code = int(_Main(loader).run(args) or 0)  # `doit clean` and a few others return None for success
+        # Called without the front end (which installs them first, and then this does nothing): an interrupted
+        # run stops its trials' processes and exits 130 with one line, as plain doit does.
+        process.install_interrupt_handlers()
+
+        tasks.FULL_GRAPH = full_graph or scope.needs_full_graph(args)
+        tasks.COMMAND = list(args) or ["run"]
+        words = [a for a in args if not a.startswith("-")]
+        if not words or words[0] not in ("dumpdb", "tabcompletion", "help"):
+            # Load the project before doit does: a project that cannot be loaded (no spec, a broken configuration)
+            # raises a SkillmakeError the front end prints in one line with its exit code, where doit would print a
+            # traceback. The project is cached, so doit's loader does not load it again.
+            tasks.project_at(tasks.current_root())
+        loader = ModuleTaskLoader(_module())
+        stdout = sys.stdout
+        sys.stdout = console.PipeSafe(stdout)  # doit's commands print with no guard
+        try:
+            code = int(_Main(loader).run(args) or 0)  # `doit clean` and a few others return None for success
+        finally:
+            sys.stdout = stdout
     finally:
-        sys.stdout = stdout
+        heap.release()  # the reporter released it if the tasks ran; a listing or a load error did not
     return exit_code(code, reporter.LAST_RUN, runs=scope.runs(args))
 
 

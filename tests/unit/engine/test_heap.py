@@ -20,6 +20,7 @@ from tests.unit.engine.test_plan import make
 @pytest.fixture
 def collector() -> Iterator[None]:
     """The collector's state as this test found it, whatever the test leaves."""
+    heap.release()  # whatever an earlier test in this process left (the test below checks nothing does)
     thresholds = gc.get_threshold()
     yield
     heap.release()
@@ -84,3 +85,22 @@ def test_a_run_holds_its_heap_while_its_tasks_run_and_releases_it_after(tmp_path
     assert seen["planning"] == [*before[:2], heap.FULL_EVERY]
     assert seen["tasks"][0] == [*before[:2], heap.FULL_EVERY] and seen["tasks"][1] > 1000
     assert seen["end"] == [before, 0]
+
+
+@pytest.mark.parametrize("args", [["list"], ["run", "trial:nope"]])
+def test_a_run_that_runs_no_task_in_process_releases_what_it_started(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, collector: None, args: list[str]) -> None:
+    """A listing, or a run refused before its tasks, never reaches the reporter's complete_run: run_doit itself
+    hands the collector back, or the caller's process would keep rarer full collections (and the next run's start()
+    would find them taken)."""
+    from skillmake.engine import main
+
+    make(tmp_path / "p")
+    monkeypatch.chdir(tmp_path / "p")
+    monkeypatch.setenv("SKILLMAKE_TMPDIR", str(tmp_path / "work"))
+    gc.set_threshold(600, 9, 11)
+    try:
+        main.run_doit(args)
+    except SystemExit as refused:  # the mistyped task name: exit 3, as the front end prints it
+        assert refused.code == 3
+    assert gc.get_threshold() == (600, 9, 11) and gc.get_freeze_count() == 0 and not heap._saved
