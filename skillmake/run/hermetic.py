@@ -30,6 +30,8 @@ _HINT = (f"set {BASE_VAR} to a folder with none of {', '.join(MARKERS)} in it or
 _lock = threading.Lock()
 # (real state folder, $SKILLMAKE_TMPDIR) → the work root, and (the arguments as given, the same) → the same answer
 _chosen: dict[tuple[str, ...], Path] = {}
+# a work root that fell back to `<state>/work` (where problem() refuses every trial) → why each candidate would not do
+_REFUSED: dict[str, str] = {}
 
 
 def visible_markers(folder: str | os.PathLike[str]) -> list[str]:
@@ -82,12 +84,19 @@ def work_root(state_dir: str | os.PathLike[str], project_root: str | os.PathLike
             return _chosen[memo]
     project_id = hashlib.sha256(state.encode()).hexdigest()[:16]
     chosen = Path(state) / "work"
+    refused = []
     for base in _candidates():
-        folder = _private(base) if _unsuitable(base, root) is None else None
+        why = _unsuitable(base, root)
+        folder = _private(base) if why is None else None
         if folder is not None:
             chosen = folder / project_id
             break
+        refused.append(f"{base}: {why or f'no private folder skillmake-{_uid()} of this user can be made there'}")
     with _lock:
+        if chosen.parent == Path(state):  # not remembered: a watching process finds the folder once it is made
+            _REFUSED[os.fspath(chosen)] = "; ".join(refused) or "no temporary folder exists"
+            return chosen
+        _REFUSED.pop(os.fspath(Path(state) / "work"), None)
         _chosen[memo] = chosen
         if os.path.isabs(given[0]):
             _chosen[given] = chosen
@@ -109,7 +118,15 @@ def problem(folder: str | os.PathLike[str]) -> SkillmakeError | None:
         ancestor = parent
     if not found:
         return None
-    return SkillmakeError(f"the trial would run in {folder}, where the agent would see {found[0]}", hint=_HINT)
+    message = f"the trial would run in {folder}, where the agent would see {found[0]}"
+    for fallback, why in _REFUSED.items():  # the work root fell back here: say why no temporary folder would do
+        if os.fspath(folder).startswith(fallback + os.sep):
+            named = os.environ.get(BASE_VAR)
+            return SkillmakeError(
+                f"{message}, because no temporary folder could be used ({why})",
+                hint=(f"make {named}, or point {BASE_VAR} at a folder that exists" if named and not os.path.isdir(named)
+                      else _HINT))
+    return SkillmakeError(message, hint=_HINT)
 
 
 def real_folder(folder: str | os.PathLike[str]) -> str:
@@ -208,7 +225,7 @@ def _unsuitable(base: str, project_root: str) -> str | None:
 
 def _private(base: str) -> Path | None:
     """`<base>/skillmake-<uid>`, made 0700 if missing; None if it exists and is not a folder of ours only."""
-    uid = os.getuid() if hasattr(os, "getuid") else 0
+    uid = _uid()
     folder = Path(base) / f"skillmake-{uid}"
     try:
         folder.mkdir(mode=0o700)
@@ -228,3 +245,7 @@ def _private(base: str) -> Path | None:
         except OSError:
             return None
     return folder
+
+
+def _uid() -> int:
+    return os.getuid() if hasattr(os, "getuid") else 0

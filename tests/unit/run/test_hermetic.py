@@ -17,6 +17,7 @@ from skillmake.spec.model import Skill
 @pytest.fixture(autouse=True)
 def _fresh(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(hermetic, "_chosen", {})
+    monkeypatch.setattr(hermetic, "_REFUSED", {})
     monkeypatch.delenv(hermetic.BASE_VAR, raising=False)
 
 
@@ -65,6 +66,23 @@ def test_with_no_clean_candidate_every_trial_is_refused_with_the_fix(tmp_path: P
     error = hermetic.problem(work / "k-run" / "workspace")
     assert error is not None
     assert "CLAUDE.md" in error.message and hermetic.BASE_VAR in (error.hint or "")
+    assert f"{root / 'inside'}: inside the project" in error.message  # why the folder named would not do
+
+
+def test_a_tmpdir_that_does_not_exist_is_named_with_the_fix(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A mistyped SKILLMAKE_TMPDIR: every trial is refused (nothing runs inside the project), and the error says
+    the folder named is missing, not only what the agent would see in the fallback."""
+    root = _project(tmp_path)
+    missing = tmp_path / "no-such-tmp"
+    monkeypatch.setenv(hermetic.BASE_VAR, str(missing))
+    work = hermetic.work_root(root / ".skillmake", root)
+    error = hermetic.problem(work / "k-run" / "workspace")
+    assert error is not None
+    assert f"{missing}: not a folder" in error.message
+    assert error.hint == f"make {missing}, or point {hermetic.BASE_VAR} at a folder that exists"
+    missing.mkdir()  # made: the next trial uses it, in this process too (a watching one)
+    assert hermetic.work_root(root / ".skillmake", root).parent.parent == missing
+    assert hermetic._REFUSED == {}
 
 
 def test_a_skillmake_folder_that_is_a_link_or_not_private_is_not_used(tmp_path: Path) -> None:
