@@ -11,6 +11,7 @@ where they are, and are checked against the key before and after the agent runs 
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import os
 import shutil
@@ -207,6 +208,14 @@ def run_fragment(data: bytes) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
+@functools.lru_cache(maxsize=64)
+def program_words(agent_data: bytes) -> frozenset[str]:
+    """The words of a command agent's `command` that its key names as program files beside the spec
+    (keys.command_files): the only words a trial runs from the spec's folder. A file that appears there after
+    planning is not in the key, so the trial passes its word as written and never runs unkeyed content."""
+    return frozenset(run_fragment(agent_data).get("program_files") or ())
+
+
 def program_changes(agent_fragment: dict[str, Any], spec_folder: str) -> list[str]:
     """The agent's program files (keys.command_files) whose content is no longer what the key names."""
     changed = []
@@ -223,6 +232,8 @@ def program_changes(agent_fragment: dict[str, Any], spec_folder: str) -> list[st
 
 def check_programs(agent_data: bytes, spec_folder: str, *, when: str) -> None:
     """Raise Changed when an agent program file differs from its key (`when`: "before"/"while" the agent ran)."""
+    if not program_words(agent_data):  # most agents name none: no fragment to parse twice a trial
+        return
     changed = program_changes(run_fragment(agent_data), spec_folder)
     if changed:
         raise Changed(f"the agent's program {', '.join(changed)} changed {when} the trial ran (its trial key "

@@ -17,7 +17,15 @@ from skillmake.run import hermetic, process
 from skillmake.run.agents import AgentResult, TrialRequest, Usage, get_agent
 from skillmake.run.keys import API_AGENTS, TrialKey
 from skillmake.run.project import Project, current_run_id
-from skillmake.run.staging import RERUN_HINT, Changed, check_files_changed, check_programs, run_fragment, stage_skill
+from skillmake.run.staging import (
+    RERUN_HINT,
+    Changed,
+    check_files_changed,
+    check_programs,
+    program_words,
+    run_fragment,
+    stage_skill,
+)
 from skillmake.run.workspace import TrialDir, capture, clean_env, output_text, prepare, release, scratch_dir, snapshot
 from skillmake.spec.model import Arm, Case, Skill, Spec
 from skillmake.spec.skillfiles import resolve_system_prompt
@@ -158,7 +166,8 @@ def run_in(project: Project, spec: Spec, case: Case, arm: Arm, k: int, tkey: Tri
             request = TrialRequest(
                 spec=spec, case=case, arm_name=arm.name, k=k, agent=arm.agent, skill=skill,
                 prompt=prompt_text(case, skill), system_prompt=_system_prompt(project, spec, skill, arm, tkey),
-                workspace=str(tdir.workspace), home=str(tdir.home), env=env, timeout=timeout)
+                workspace=str(tdir.workspace), home=str(tdir.home), env=env, timeout=timeout,
+                program_files=program_words(tkey.agent.data))
             result = agent.run(request)
             check_programs(tkey.agent.data, spec.folder, when="while")
         except SkillmakeError as exc:  # e.g. a SKILL.md whose frontmatter cannot be read, a program edited mid-run

@@ -47,6 +47,9 @@ class TrialRequest:
     home: str  # a fresh HOME for the agent
     env: dict[str, str]  # the clean base environment (allow-list); agents add what they need
     timeout: float
+    # the `command` words that its trial key names as program files beside the spec (a command agent runs those from
+    # the spec's folder; every other word is passed as written)
+    program_files: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shlex
 
 from skillmake.run import process
@@ -35,8 +36,10 @@ class CommandAgent:
         })
         if isinstance(config.command, tuple):
             argv: list[str] | str = [*config.command, *shlex.split(request.case.args or "")]
-            # Program paths are relative to the spec's folder, like every other path in a spec.
-            argv = [_spec_relative(a, request.spec.folder) for a in argv]
+            # Program paths are relative to the spec's folder, like every other path in a spec: the words the
+            # trial key named as files there (no stat a word: the key looked when the run was planned).
+            folder = request.spec.folder
+            argv = [os.path.join(folder, a) if a in request.program_files else a for a in argv]
             shell = False
         else:
             argv, shell = str(config.command), True
@@ -55,13 +58,6 @@ class CommandAgent:
                                error=f"agent exited with {done.returncode}" + (f": {' / '.join(tail)}" if tail else ""))
         return AgentResult(outcome="completed", output=stdout, stdout=done.stdout, stderr=done.stderr,
                            exit_code=0)
-
-
-def _spec_relative(arg: str, folder: str) -> str:
-    import os
-
-    candidate = os.path.join(folder, arg)
-    return candidate if not os.path.isabs(arg) and os.path.exists(candidate) else arg
 
 
 AGENT = CommandAgent()
