@@ -21,7 +21,7 @@ from skillmake.core.canonical import canonical_json, digest_bytes, hex_of
 from skillmake.core.errors import RecordError
 from skillmake.spec.schema import validate_record
 from skillmake.store.locks import LOCK_STRIPES, stripe
-from skillmake.store.syncer import SYNCER
+from skillmake.store.syncer import SYNCER, worth_syncing
 
 TRIAL_SCHEMA = "trial-record.schema.json"
 GRADE_SCHEMA = "grade-record.schema.json"
@@ -159,12 +159,14 @@ class Store:
         data = orjson.dumps(record, option=orjson.OPT_INDENT_2)
         path = self._action_file(record["key"])
         # Its objects are durable already (put: fsync'd); the record itself is made durable by SYNCER (syncer.py),
-        # off this worker's path. Until then a power loss can leave it empty or torn: a reader takes that as a miss
-        # (get_action quarantines it) and the trial runs again, never a wrong result.
+        # off this worker's path, when it is worth it (worth_syncing: not an instant, free one). Until then a power
+        # loss can leave it empty or torn: a reader takes that as a miss (get_action quarantines it) and the trial
+        # runs again, never a wrong result.
         st = atomic.write_bytes(path, data, durable=False, stat=True)
         assert st is not None
         self._note(record["key"], (st.st_ino, st.st_size, st.st_mtime_ns))
-        SYNCER.add(path)
+        if worth_syncing(record):
+            SYNCER.add(path)
         _known_valid(schema, data)
         if push and self.remote is not None:
             self.remote.write_back(record, self)

@@ -16,6 +16,24 @@ from skillmake.core.pid import pid
 # torn record trusted: a record is renamed into place whole and verified on every read).
 BATCH_SECONDS = 0.05
 
+# A record is made durable when the work it saves is worth more than the sync: an action that took DURABLE_AFTER_MS
+# or more, or that used a model (tokens, requests, cost), or any record that does not say. A quicker, free one (an
+# instant command trial, a grade of deterministic checks) is left to the kernel's writeback (~30 s): a power loss
+# in that window costs running it again (a record torn or lost is a miss), which is cheaper than syncing every such
+# record on every run. Measured at 6,000 instant trials on ext4: the fsyncs were 0.1x bare doit's whole run (1.89x -> 1.77x).
+DURABLE_AFTER_MS = 1000.0
+_PAID = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_creation_tokens", "total_tokens", "cost_usd",
+         "requests")
+
+
+def worth_syncing(record: dict[str, object]) -> bool:
+    """Whether `record` is worth an fsync (DURABLE_AFTER_MS): False only for one that says it was quick and free."""
+    timing, usage = record.get("timing"), record.get("usage")
+    ms = timing.get("duration_ms") if isinstance(timing, dict) else None
+    if not isinstance(ms, (int, float)) or ms >= DURABLE_AFTER_MS or not isinstance(usage, dict):
+        return True
+    return any(isinstance(n, (int, float)) and n > 0 for n in (usage.get(name) for name in _PAID))
+
 
 class Syncer:
     """Makes the action records this process wrote durable, in a thread of its own: an fsync cost a trial's worker

@@ -208,6 +208,7 @@ def test_a_record_is_made_durable_off_the_writers_thread_its_objects_before_it(t
 
     store = Store(tmp_path)
     record = trial_record(store)  # its objects are written (and fsync'd) here, before the record
+    record["timing"]["duration_ms"] = 2500.0  # a trial worth keeping (worth_syncing)
     synced: list[tuple[str, bool]] = []
     real = os.fsync
 
@@ -222,6 +223,34 @@ def test_a_record_is_made_durable_off_the_writers_thread_its_objects_before_it(t
     assert not any(main for _, main in synced)  # the writer never waited for an fsync
     store.put(b"a new object")
     assert any(main and p.startswith(str(store.objects)) for p, main in synced)  # objects stay fsync'd at once
+
+
+@pytest.mark.parametrize(("timing", "usage", "synced"), [
+    ({"duration_ms": 4.0}, {}, False),  # an instant command trial: running it again costs less than the fsync
+    ({"duration_ms": 4.0}, {"num_turns": 1, "input_tokens": None, "requests": 0}, False),
+    ({"duration_ms": 999.9}, {"cost_usd": 0.0}, False),
+    ({"duration_ms": 1000.0}, {}, True),  # a second's work
+    ({"duration_ms": 4.0}, {"input_tokens": 12}, True),  # it called a model: paid for
+    ({"duration_ms": 4.0}, {"requests": 1}, True),
+    ({"duration_ms": 4.0}, {"cost_usd": 0.0001}, True),
+    ({"duration_ms": 4.0}, {"total_tokens": 3}, True),
+    ({}, {}, True),  # a record that does not say how long it took
+    ({"duration_ms": "4"}, {}, True),
+    ({"duration_ms": 4.0}, None, True),
+])
+def test_a_record_is_synced_when_the_work_it_saves_is_worth_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                               timing: dict[str, Any], usage: Any,
+                                                               synced: bool) -> None:
+    from skillmake.store import syncer
+
+    store = Store(tmp_path)
+    record = trial_record(store)
+    added: list[str] = []
+    monkeypatch.setattr(syncer.SYNCER, "add", added.append)
+    assert syncer.worth_syncing({**record, "timing": timing, "usage": usage}) is synced
+    if usage is not None and isinstance(timing.get("duration_ms"), float):  # valid records: through put_action
+        store.put_action({**record, "timing": {**record["timing"], **timing}, "usage": usage}, schema=TRIAL_SCHEMA)
+        assert added == ([str(store.action_path(record["key"]))] if synced else [])
 
 
 def test_records_and_attempts_are_stored_without_this_processs_credentials(tmp_path: Path,
