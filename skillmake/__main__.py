@@ -18,5 +18,6 @@ from skillmake.core import dataclass_code
 dataclass_code.install()
 
 from skillmake.commands.cli import main  # noqa: E402
+from skillmake.core.leave import leave  # noqa: E402
 
-sys.exit(main())
+leave(main())  # Python's exit less the finalization of a heap that holds the whole plan (core/leave.py)

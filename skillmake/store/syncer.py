@@ -20,7 +20,8 @@ BATCH_SECONDS = 0.05
 # or more, or that used a model (tokens, requests, cost), or any record that does not say. A quicker, free one (an
 # instant command trial, a grade of deterministic checks) is left to the kernel's writeback (~30 s): a power loss
 # in that window costs running it again (a record torn or lost is a miss), which is cheaper than syncing every such
-# record on every run. Measured at 6,000 instant trials on ext4: the fsyncs were 0.1x bare doit's whole run (1.89x -> 1.77x).
+# record on every run. Measured at 6,000 instant trials on ext4: the fsyncs were 0.1x bare doit's whole run
+# (1.89x -> 1.77x).
 DURABLE_AFTER_MS = 1000.0
 _PAID = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_creation_tokens", "total_tokens", "cost_usd",
          "requests")
