@@ -225,6 +225,15 @@ def test_a_record_is_made_durable_off_the_writers_thread_its_objects_before_it(t
     assert any(main and p.startswith(str(store.objects)) for p, main in synced)  # objects stay fsync'd at once
 
 
+@pytest.mark.parametrize("paid", ["input_tokens", "output_tokens", "cache_read_tokens", "cache_creation_tokens",
+                                  "total_tokens", "cost_usd", "requests"])
+def test_any_sign_of_a_model_call_makes_a_quick_record_worth_syncing(paid: str) -> None:
+    from skillmake.store import syncer
+
+    assert syncer.worth_syncing({"timing": {"duration_ms": 1.0}, "usage": {paid: 1}})
+    assert not syncer.worth_syncing({"timing": {"duration_ms": 1.0}, "usage": {paid: 0}})
+
+
 @pytest.mark.parametrize(("timing", "usage", "synced"), [
     ({"duration_ms": 4.0}, {}, False),  # an instant command trial: running it again costs less than the fsync
     ({"duration_ms": 4.0}, {"num_turns": 1, "input_tokens": None, "requests": 0}, False),
