@@ -117,3 +117,45 @@ def test_a_process_that_exits_right_after_writing_a_record_syncs_it_first_and_st
     proc = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.splitlines() == [f"synced {record}"]
+
+
+def test_a_forked_process_starts_its_own_thread_from_a_clean_state(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """A fork copies the syncer as the parent's thread left it, here mid-batch (busy, a flush urgent), without that
+    thread: the child's first record starts a thread of its own from a clean state, and its flush returns once the
+    child's record is synced (with the parent's state kept, it would wait for a batch no thread of its finishes)."""
+    real = os.fsync
+    slow = threading.Event()
+
+    def fsync(fd: int) -> None:
+        if not slow.is_set():
+            slow.set()
+            time.sleep(3.0)  # the parent's thread is in its batch while the test forks
+        real(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    sync = syncer.Syncer()
+    first, second = _records(tmp_path, 2)
+    sync.add(first)
+    threading.Thread(target=sync.flush, daemon=True).start()
+    assert slow.wait(10.0)
+    assert sync._busy and sync._urgent
+    child = os.fork()
+    if child == 0:  # pragma: no cover - the child process
+        code = 1
+        try:
+            sync.add(second)
+            sync.flush()
+            code = 0 if sync.synced == 1 else 2  # its own record, once
+        finally:
+            os._exit(code)
+    deadline = time.monotonic() + 20.0
+    while time.monotonic() < deadline:
+        done, status = os.waitpid(child, os.WNOHANG)
+        if done:
+            assert os.waitstatus_to_exitcode(status) == 0
+            return
+        time.sleep(0.05)
+    os.kill(child, 9)
+    os.waitpid(child, 0)
+    raise AssertionError("the child's flush waited for the parent's batch")
