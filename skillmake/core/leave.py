@@ -20,10 +20,13 @@ from typing import NoReturn
 
 def leave(code: int) -> NoReturn:
     """End the process with `code` as Python's exit would, less the finalization (see the module's docstring)."""
+    shutdown = getattr(threading, "_shutdown", None)
+    if shutdown is None:  # an interpreter without it: its own exit, finalization and all
+        sys.exit(code)
     try:
-        for thread in threading.enumerate():  # as threading._shutdown: the threads that are not daemons end first
-            if thread is not threading.current_thread() and not thread.daemon:
-                thread.join()
+        # What the interpreter does first at exit: threading's own exit functions (an executor never shut down
+        # wakes its idle workers there), then every thread that is not a daemon is joined.
+        shutdown()
         atexit._run_exitfuncs()  # each prints its own exception, as at a normal exit, and the next one runs
         for stream in (sys.stdout, sys.stderr):
             try:

@@ -59,3 +59,15 @@ def test_a_reader_gone_is_not_an_error() -> None:
         child.stdout.close()  # `| head`: the rest cannot be written
         assert child.wait(timeout=60) == 0
         assert b"Traceback" not in child.stderr.read()
+
+
+def test_an_executor_never_shut_down_does_not_hold_the_exit() -> None:
+    """Its idle workers are not daemons and wait on its queue: Python's exit wakes them (threading's own exit
+    functions) before joining them, and so must leave(), or the process would hang after its work."""
+    done = _child("""
+        from concurrent.futures import ThreadPoolExecutor
+        pool = ThreadPoolExecutor(max_workers=2)
+        print(pool.submit(lambda: "worked").result(), flush=True)
+        leave(4)
+    """)
+    assert (done.returncode, done.stdout) == (4, "worked\n")
