@@ -12,6 +12,7 @@ skillmake's main() keeps Python's own exit.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import os
 import sys
 import threading
@@ -23,16 +24,14 @@ def leave(code: int) -> NoReturn:
     shutdown = getattr(threading, "_shutdown", None)
     if shutdown is None:  # an interpreter without it: its own exit, finalization and all
         sys.exit(code)
-    try:
-        # What the interpreter does first at exit: threading's own exit functions (an executor never shut down
-        # wakes its idle workers there), then every thread that is not a daemon is joined.
+    # What the interpreter does first at exit: threading's own exit functions (an executor never shut down wakes its
+    # idle workers there), then every thread that is not a daemon is joined. Interrupted (a second Ctrl-C), the
+    # atexit functions still run, as at Python's own exit: they stop the trials' supervisors and sweep.
+    with contextlib.suppress(BaseException):
         shutdown()
+    with contextlib.suppress(BaseException):
         atexit._run_exitfuncs()  # each prints its own exception, as at a normal exit, and the next one runs
-        for stream in (sys.stdout, sys.stderr):
-            try:
-                stream.flush()
-            except (OSError, ValueError):  # a reader gone (`| head`), a stream closed: as Python's exit ignores
-                pass
-    except BaseException:  # a second Ctrl-C while the atexit functions run: they were told; leave with the code
-        pass
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(BaseException):  # a reader gone (`| head`), a stream closed: as Python's exit
+            stream.flush()
     os._exit(code)

@@ -71,3 +71,19 @@ def test_an_executor_never_shut_down_does_not_hold_the_exit() -> None:
         leave(4)
     """)
     assert (done.returncode, done.stdout) == (4, "worked\n")
+
+
+def test_a_ctrl_c_while_the_threads_are_joined_still_runs_the_atexit_functions() -> None:
+    """They stop the trials' supervisors and sweep: at Python's own exit an interrupted join does not skip them,
+    and neither may leave()."""
+    done = _child("""
+        import os, signal
+        atexit.register(lambda: print("atexit ran", flush=True))
+        def interrupt_then_finish():
+            time.sleep(0.2)  # the main thread is joining this one by then
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(0.3)
+        threading.Thread(target=interrupt_then_finish).start()
+        leave(5)
+    """)
+    assert (done.returncode, done.stdout) == (5, "atexit ran\n")
