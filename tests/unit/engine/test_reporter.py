@@ -107,7 +107,7 @@ def test_an_interrupted_run_does_not_wait_for_the_reporters_ticker() -> None:
     try:
         assert reporter.ticker is not None and reporter.ticker.is_alive()
         t0 = time.monotonic()
-        assert process.wait_for_all(timeout=2.0)
-        assert time.monotonic() - t0 < 1.0
+        assert process.wait_for_all(timeout=4.0)
+        assert time.monotonic() - t0 < 2.0  # not its grace: the ticker is not a thread it waits for
     finally:
         reporter.complete_run()
