@@ -102,7 +102,8 @@ def test_the_report_reads_no_record_its_cells_checked_out_early_and_indexes_them
     plan = _run_cells(project)
     schemas: list[str] = []
     real_get = project.store.get_action
-    monkeypatch.setattr(project.store, "get_action", lambda key, **kw: schemas.append(kw["schema"]) or real_get(key, **kw))
+    monkeypatch.setattr(project.store, "get_action",
+                        lambda key, **kw: schemas.append(kw["schema"]) or real_get(key, **kw))
     read: list[str] = []
     real_read = index.Index._read
     monkeypatch.setattr(index.Index, "_read", lambda self, key: read.append(key) or real_read(self, key))
